@@ -1,0 +1,30 @@
+--- Benchmark helpers: wall-clock timing of Lua calls and of commands.
+-- Benchmarks may use the shell to run their baselines; vkit itself never does.
+local vkit = require "vkit"
+
+local M = {}
+
+--- Best-of-n wall time in seconds of fn().
+function M.best(n, fn)
+  local best = math.huge
+  for _ = 1, n do
+    local t0 = vkit.sys.monotonic_ms()
+    fn()
+    best = math.min(best, (vkit.sys.monotonic_ms() - t0) / 1000)
+  end
+  return best
+end
+
+--- Runs a shell command, raising if it fails.
+function M.sh(cmd)
+  local ok, _, code = os.execute(cmd)
+  if not ok then error(("command failed (%s): %s"):format(tostring(code), cmd)) end
+end
+
+function M.quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+function M.have(program)
+  return os.execute("command -v " .. program .. " >/dev/null 2>&1") == true
+end
+
+return M

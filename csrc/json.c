@@ -1,0 +1,917 @@
+/*
+ * json.c: vkit.json, the one strict JSON reader and the canonical writer.
+ *
+ * Everything vkit hashes, compares or validates is decoded here, so a
+ * document means one thing to vkit.  The decoder follows RFC 8259 exactly
+ * and refuses, with `nil, message, code, byte_offset`:
+ *   invalid-json         any syntax error (comments, trailing commas, NaN,
+ *                        Infinity, leading zeros, bad escapes, raw control
+ *                        characters, lone surrogates, trailing bytes, BOM);
+ *   invalid-utf8         malformed, overlong or surrogate UTF-8;
+ *   duplicate-key        an object key that repeats (message names it);
+ *   too-deep             nesting beyond max_depth (default 256);
+ *   number-out-of-range  a number that overflows a double (1e400).
+ * Values: objects and arrays are tables carrying the metatables
+ * vkit.json.object_mt / vkit.json.array_mt, so {} and [] survive a round
+ * trip; null is the sentinel vkit.json.null (distinct from absent); a
+ * number without fraction or exponent that fits 64 bits is a Lua integer,
+ * anything else a float.
+ *
+ * encode(v [, {indent = n}]) writes sorted-key JSON; canonical(v) writes
+ * RFC 8785 (JCS) bytes: keys sorted by UTF-16 code units, ECMAScript number
+ * formatting, minimal escapes; digest(v) is SHA-256 of canonical(v).
+ * Tables without a JSON metatable are arrays when their keys are exactly
+ * 1..n and objects when every key is a string; an unmarked empty table is
+ * refused because [] and {} hash differently (mark it with array()/object()).
+ */
+#include "vkit.h"
+
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define ARRAY_MT "vkit.json.array"
+#define OBJECT_MT "vkit.json.object"
+#define DEFAULT_MAX_DEPTH 256
+
+static char null_sentinel;
+#define PUSH_NULL(L) lua_pushlightuserdata(L, &null_sentinel)
+
+/* ======================================================================
+ * UTF-8
+ * ====================================================================== */
+
+/* Length of the valid UTF-8 sequence at p (0 if invalid); *cp gets it. */
+static size_t utf8_decode(const unsigned char *p, const unsigned char *end, uint32_t *cp) {
+  unsigned c = p[0];
+  if (c < 0x80) { *cp = c; return 1; }
+  size_t n;
+  uint32_t v, min;
+  if (c >= 0xC2 && c <= 0xDF) { n = 2; v = c & 0x1F; min = 0x80; }
+  else if (c >= 0xE0 && c <= 0xEF) { n = 3; v = c & 0x0F; min = 0x800; }
+  else if (c >= 0xF0 && c <= 0xF4) { n = 4; v = c & 0x07; min = 0x10000; }
+  else return 0;
+  if ((size_t)(end - p) < n) return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (p[i] & 0x3F);
+  }
+  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return n;
+}
+
+/* ======================================================================
+ * Decoder
+ * ====================================================================== */
+
+typedef struct {
+  lua_State *L;
+  const unsigned char *start, *p, *end;
+  int depth, max_depth;
+  const char *code;      /* set on failure */
+  size_t offset;
+  char message[200];
+} Parser;
+
+static int perr(Parser *ps, const unsigned char *at, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int perr(Parser *ps, const unsigned char *at, const char *code, const char *fmt, ...) {
+  va_list ap;
+  ps->code = code;
+  ps->offset = (size_t)(at - ps->start);
+  va_start(ap, fmt);
+  vsnprintf(ps->message, sizeof ps->message, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void skip_ws(Parser *ps) {
+  while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+    ps->p++;
+}
+
+static int hex4(const unsigned char *p, uint32_t *out) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+    else return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+static void add_utf8(luaL_Buffer *b, uint32_t cp) {
+  char out[4];
+  int n;
+  if (cp < 0x80) { out[0] = (char)cp; n = 1; }
+  else if (cp < 0x800) { out[0] = (char)(0xC0 | cp >> 6); out[1] = (char)(0x80 | (cp & 0x3F)); n = 2; }
+  else if (cp < 0x10000) {
+    out[0] = (char)(0xE0 | cp >> 12); out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (cp & 0x3F)); n = 3;
+  } else {
+    out[0] = (char)(0xF0 | cp >> 18); out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); out[3] = (char)(0x80 | (cp & 0x3F)); n = 4;
+  }
+  luaL_addlstring(b, out, (size_t)n);
+}
+
+/* Parses a string starting at the opening quote; pushes it. */
+static int parse_string(Parser *ps) {
+  const unsigned char *open = ps->p++;
+  const unsigned char *run = ps->p;
+  /* Fast path: no escapes. */
+  while (ps->p < ps->end) {
+    unsigned c = *ps->p;
+    if (c == '"') {
+      lua_pushlstring(ps->L, (const char *)run, (size_t)(ps->p - run));
+      ps->p++;
+      return 0;
+    }
+    if (c == '\\') break;
+    if (c < 0x20) return perr(ps, ps->p, "invalid-json", "raw control character in string");
+    if (c < 0x80) { ps->p++; continue; }
+    uint32_t cp;
+    size_t n = utf8_decode(ps->p, ps->end, &cp);
+    if (!n) return perr(ps, ps->p, "invalid-utf8", "invalid UTF-8 in string");
+    ps->p += n;
+  }
+  if (ps->p >= ps->end) return perr(ps, open, "invalid-json", "unterminated string");
+  luaL_Buffer b;
+  luaL_buffinit(ps->L, &b);
+  luaL_addlstring(&b, (const char *)run, (size_t)(ps->p - run));
+  while (ps->p < ps->end) {
+    unsigned c = *ps->p;
+    if (c == '"') {
+      ps->p++;
+      luaL_pushresult(&b);
+      return 0;
+    }
+    if (c < 0x20) return perr(ps, ps->p, "invalid-json", "raw control character in string");
+    if (c != '\\') {
+      uint32_t cp;
+      size_t n = utf8_decode(ps->p, ps->end, &cp);
+      if (!n) return perr(ps, ps->p, "invalid-utf8", "invalid UTF-8 in string");
+      luaL_addlstring(&b, (const char *)ps->p, n);
+      ps->p += n;
+      continue;
+    }
+    const unsigned char *esc = ps->p;
+    if (ps->end - ps->p < 2) return perr(ps, esc, "invalid-json", "unterminated escape");
+    char e = (char)ps->p[1];
+    ps->p += 2;
+    switch (e) {
+      case '"': luaL_addchar(&b, '"'); break;
+      case '\\': luaL_addchar(&b, '\\'); break;
+      case '/': luaL_addchar(&b, '/'); break;
+      case 'b': luaL_addchar(&b, '\b'); break;
+      case 'f': luaL_addchar(&b, '\f'); break;
+      case 'n': luaL_addchar(&b, '\n'); break;
+      case 'r': luaL_addchar(&b, '\r'); break;
+      case 't': luaL_addchar(&b, '\t'); break;
+      case 'u': {
+        uint32_t cp, lo;
+        if (ps->end - ps->p < 4 || !hex4(ps->p, &cp))
+          return perr(ps, esc, "invalid-json", "bad \\u escape");
+        ps->p += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+          return perr(ps, esc, "invalid-json", "lone low surrogate \\u%04X", (unsigned)cp);
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' || !hex4(ps->p + 2, &lo) ||
+              lo < 0xDC00 || lo > 0xDFFF)
+            return perr(ps, esc, "invalid-json", "lone high surrogate \\u%04X", (unsigned)cp);
+          ps->p += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        add_utf8(&b, cp);
+        break;
+      }
+      default:
+        return perr(ps, esc, "invalid-json", "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
+    }
+  }
+  return perr(ps, open, "invalid-json", "unterminated string");
+}
+
+static int parse_number(Parser *ps) {
+  const unsigned char *s = ps->p, *p = ps->p;
+  int integral = 1;
+  if (p < ps->end && *p == '-') p++;
+  if (p >= ps->end || *p < '0' || *p > '9') return perr(ps, s, "invalid-json", "invalid number");
+  if (*p == '0') {
+    p++;
+    if (p < ps->end && *p >= '0' && *p <= '9') return perr(ps, s, "invalid-json", "leading zero in number");
+  } else {
+    while (p < ps->end && *p >= '0' && *p <= '9') p++;
+  }
+  if (p < ps->end && *p == '.') {
+    integral = 0;
+    p++;
+    if (p >= ps->end || *p < '0' || *p > '9') return perr(ps, s, "invalid-json", "digit expected after '.'");
+    while (p < ps->end && *p >= '0' && *p <= '9') p++;
+  }
+  if (p < ps->end && (*p == 'e' || *p == 'E')) {
+    integral = 0;
+    p++;
+    if (p < ps->end && (*p == '+' || *p == '-')) p++;
+    if (p >= ps->end || *p < '0' || *p > '9') return perr(ps, s, "invalid-json", "digit expected in exponent");
+    while (p < ps->end && *p >= '0' && *p <= '9') p++;
+  }
+  size_t len = (size_t)(p - s);
+  ps->p = p;
+  if (integral) {
+    /* Exact 64-bit integer when it fits; larger integers become floats. */
+    const unsigned char *d = s + (*s == '-');
+    uint64_t v = 0;
+    int overflow = 0;
+    for (; d < p; d++) {
+      unsigned digit = *d - '0';
+      if (v > (UINT64_MAX - digit) / 10) { overflow = 1; break; }
+      v = v * 10 + digit;
+    }
+    if (!overflow) {
+      if (*s == '-' && v <= (uint64_t)INT64_MAX + 1) {
+        lua_pushinteger(ps->L, (lua_Integer)(0 - v));
+        return 0;
+      }
+      if (*s != '-' && v <= (uint64_t)INT64_MAX) {
+        lua_pushinteger(ps->L, (lua_Integer)v);
+        return 0;
+      }
+    }
+  }
+  char small[64];
+  char *buf = len < sizeof small ? small : malloc(len + 1);
+  if (!buf) return perr(ps, s, "invalid-json", "out of memory");
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  double v = strtod(buf, NULL);
+  if (buf != small) free(buf);
+  if (isinf(v)) return perr(ps, s, "number-out-of-range", "number does not fit a double");
+  lua_pushnumber(ps->L, v);
+  return 0;
+}
+
+static int literal(Parser *ps, const char *word) {
+  size_t n = strlen(word);
+  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+    return perr(ps, ps->p, "invalid-json", "unexpected character");
+  ps->p += n;
+  return 0;
+}
+
+static int parse_value(Parser *ps);
+
+static int enter(Parser *ps) {
+  if (++ps->depth > ps->max_depth)
+    return perr(ps, ps->p, "too-deep", "nesting deeper than %d", ps->max_depth);
+  luaL_checkstack(ps->L, 8, "JSON nesting");
+  return 0;
+}
+
+static int parse_array(Parser *ps) {
+  if (enter(ps)) return -1;
+  ps->p++;
+  lua_newtable(ps->L);
+  luaL_setmetatable(ps->L, ARRAY_MT);
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == ']') {
+    ps->p++;
+    ps->depth--;
+    return 0;
+  }
+  for (lua_Integer i = 1;; i++) {
+    if (parse_value(ps)) return -1;
+    lua_rawseti(ps->L, -2, i);
+    skip_ws(ps);
+    if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unterminated array");
+    if (*ps->p == ']') { ps->p++; break; }
+    if (*ps->p != ',') return perr(ps, ps->p, "invalid-json", "expected ',' or ']'");
+    ps->p++;
+  }
+  ps->depth--;
+  return 0;
+}
+
+static int parse_object(Parser *ps) {
+  if (enter(ps)) return -1;
+  ps->p++;
+  lua_newtable(ps->L);
+  luaL_setmetatable(ps->L, OBJECT_MT);
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == '}') {
+    ps->p++;
+    ps->depth--;
+    return 0;
+  }
+  for (;;) {
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != '"') return perr(ps, ps->p, "invalid-json", "object key expected");
+    const unsigned char *key_at = ps->p;
+    if (parse_string(ps)) return -1;
+    lua_pushvalue(ps->L, -1);
+    if (lua_rawget(ps->L, -3) != LUA_TNIL)
+      return perr(ps, key_at, "duplicate-key", "duplicate object key \"%.80s\"", lua_tostring(ps->L, -2));
+    lua_pop(ps->L, 1);
+    skip_ws(ps);
+    if (ps->p >= ps->end || *ps->p != ':') return perr(ps, ps->p, "invalid-json", "expected ':'");
+    ps->p++;
+    if (parse_value(ps)) return -1;
+    lua_rawset(ps->L, -3);
+    skip_ws(ps);
+    if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unterminated object");
+    if (*ps->p == '}') { ps->p++; break; }
+    if (*ps->p != ',') return perr(ps, ps->p, "invalid-json", "expected ',' or '}'");
+    ps->p++;
+  }
+  ps->depth--;
+  return 0;
+}
+
+static int parse_value(Parser *ps) {
+  skip_ws(ps);
+  if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unexpected end of input");
+  switch (*ps->p) {
+    case '{': return parse_object(ps);
+    case '[': return parse_array(ps);
+    case '"': return parse_string(ps);
+    case 't': if (literal(ps, "true")) return -1; lua_pushboolean(ps->L, 1); return 0;
+    case 'f': if (literal(ps, "false")) return -1; lua_pushboolean(ps->L, 0); return 0;
+    case 'n': if (literal(ps, "null")) return -1; PUSH_NULL(ps->L); return 0;
+    default:
+      if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) return parse_number(ps);
+      return perr(ps, ps->p, "invalid-json", "unexpected character");
+  }
+}
+
+/* Decodes s[0..len) leaving the value on the stack; 0, or -1 with ps set. */
+static int decode_buffer(lua_State *L, const char *s, size_t len, int max_depth, Parser *ps) {
+  memset(ps, 0, sizeof *ps);
+  ps->L = L;
+  ps->start = ps->p = (const unsigned char *)s;
+  ps->end = ps->start + len;
+  ps->max_depth = max_depth;
+  int top = lua_gettop(L);
+  if (parse_value(ps) == 0) {
+    skip_ws(ps);
+    if (ps->p == ps->end) return 0;
+    perr(ps, ps->p, "invalid-json", "trailing bytes after the JSON value");
+  }
+  lua_settop(L, top);
+  return -1;
+}
+
+static int push_parse_error(lua_State *L, const Parser *ps) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s at byte %d: %s", ps->code, (int)ps->offset, ps->message);
+  lua_pushstring(L, ps->code);
+  lua_pushinteger(L, (lua_Integer)ps->offset);
+  return 4;
+}
+
+static int opt_depth(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return DEFAULT_MAX_DEPTH;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  lua_Integer d = vkit_optintfield(L, idx, "max_depth", DEFAULT_MAX_DEPTH);
+  luaL_argcheck(L, d >= 1 && d <= 100000, idx, "max_depth must be 1..100000");
+  return (int)d;
+}
+
+static int json_decode(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  int max_depth = opt_depth(L, 2);
+  Parser ps;
+  if (decode_buffer(L, s, len, max_depth, &ps) == 0) return 1;
+  return push_parse_error(L, &ps);
+}
+
+/* ======================================================================
+ * JSON Lines: a streaming reader
+ * ====================================================================== */
+
+#define LINES "vkit.json.lines"
+
+typedef struct { FILE *f; char *line; size_t cap; lua_Integer lineno; int max_depth; size_t max_line; } Lines;
+
+static int lines_close(lua_State *L) {
+  Lines *r = luaL_checkudata(L, 1, LINES);
+  if (r->f) fclose(r->f);
+  free(r->line);
+  r->f = NULL;
+  r->line = NULL;
+  return 0;
+}
+
+/* Iterator: lineno, value | lineno, nil, message, code | nil at EOF.  A bad
+ * row never ends the loop silently: the caller sees it and decides. */
+static int lines_next(lua_State *L) {
+  Lines *r = luaL_checkudata(L, lua_upvalueindex(1), LINES);
+  if (!r->f) return 0;
+  ssize_t n = getline(&r->line, &r->cap, r->f);
+  if (n < 0) {
+    int err = ferror(r->f) ? errno : 0;
+    fclose(r->f);
+    r->f = NULL;
+    if (err) {
+      lua_pushinteger(L, r->lineno + 1);
+      lua_pushnil(L);
+      lua_pushfstring(L, "read error: %s", strerror(err));
+      lua_pushstring(L, vkit_errno_name(err));
+      return 4;
+    }
+    return 0;
+  }
+  r->lineno++;
+  lua_pushinteger(L, r->lineno);
+  size_t len = (size_t)n;
+  if (len > 0 && r->line[len - 1] == '\n') len--;
+  if (len > 0 && r->line[len - 1] == '\r') len--;
+  if (len > r->max_line) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "line %d is longer than %d bytes", (int)r->lineno, (int)r->max_line);
+    lua_pushliteral(L, "line-too-long");
+    return 4;
+  }
+  size_t i = 0;
+  while (i < len && (r->line[i] == ' ' || r->line[i] == '\t')) i++;
+  if (i == len) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "line %d is blank", (int)r->lineno);
+    lua_pushliteral(L, "blank-line");
+    return 4;
+  }
+  Parser ps;
+  if (decode_buffer(L, r->line, len, r->max_depth, &ps) == 0) return 2;
+  lua_pushnil(L);
+  lua_pushfstring(L, "line %d: %s at byte %d: %s", (int)r->lineno, ps.code, (int)ps.offset, ps.message);
+  lua_pushstring(L, ps.code);
+  return 4;
+}
+
+/* lines(path [, {max_depth, max_line}]) -> iterator, nil, nil, handle */
+static int json_lines(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int max_depth = opt_depth(L, 2);
+  lua_Integer max_line = lua_istable(L, 2) ? vkit_optintfield(L, 2, "max_line", 64 << 20) : 64 << 20;
+  FILE *f = fopen(path, "rbe");
+  if (!f) return vkit_fail_errno(L, errno, path);
+  Lines *r = lua_newuserdatauv(L, sizeof *r, 0);
+  memset(r, 0, sizeof *r);
+  r->f = f;
+  r->max_depth = max_depth;
+  r->max_line = (size_t)max_line;
+  luaL_setmetatable(L, LINES);
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, lines_next, 1);
+  lua_pushnil(L);
+  lua_pushnil(L);
+  lua_pushvalue(L, -4); /* to-be-closed value of the generic for */
+  return 4;
+}
+
+/* ======================================================================
+ * Encoder
+ * ====================================================================== */
+
+typedef struct { char *data; size_t len, cap; } Out;
+#define OUT "vkit.json.out"
+
+static int out_gc(lua_State *L) {
+  Out *o = luaL_checkudata(L, 1, OUT);
+  free(o->data);
+  o->data = NULL;
+  return 0;
+}
+
+static void out_add(lua_State *L, Out *o, const char *s, size_t n) {
+  if (o->len + n > o->cap) {
+    size_t cap = o->cap ? o->cap : 256;
+    while (cap < o->len + n) cap *= 2;
+    char *d = realloc(o->data, cap);
+    if (!d) luaL_error(L, "out of memory while encoding JSON");
+    o->data = d;
+    o->cap = cap;
+  }
+  memcpy(o->data + o->len, s, n);
+  o->len += n;
+}
+#define OUT_LIT(L, o, s) out_add(L, o, s, sizeof(s) - 1)
+
+typedef struct { int canonical; int indent; int depth; } Style;
+
+/* ECMAScript Number::toString of a finite double (RFC 8785 §3.2.2.3). */
+static void format_es_number(double v, char *out, size_t cap) {
+  if (v == 0) { snprintf(out, cap, "0"); return; }
+  char sci[40];
+  int prec;
+  for (prec = 1; prec <= 17; prec++) {
+    snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
+    if (strtod(sci, NULL) == v) break;
+  }
+  /* sci is "-d.ddde±XX": split digits and exponent. */
+  const char *p = sci;
+  int neg = 0;
+  if (*p == '-') { neg = 1; p++; }
+  char digits[24];
+  int k = 0;
+  for (; *p && *p != 'e'; p++)
+    if (*p != '.') digits[k++] = *p;
+  while (k > 1 && digits[k - 1] == '0') k--;
+  digits[k] = '\0';
+  int n = atoi(p + 1) + 1; /* value = 0.digits * 10^n */
+  char *w = out;
+  size_t left = cap;
+#define PUT(...) do { int m = snprintf(w, left, __VA_ARGS__); w += m; left -= (size_t)m; } while (0)
+  if (neg) PUT("-");
+  if (k <= n && n <= 21) {
+    PUT("%s", digits);
+    for (int i = 0; i < n - k; i++) PUT("0");
+  } else if (0 < n && n <= 21) {
+    PUT("%.*s.%s", n, digits, digits + n);
+  } else if (-6 < n && n <= 0) {
+    PUT("0.");
+    for (int i = 0; i < -n; i++) PUT("0");
+    PUT("%s", digits);
+  } else {
+    int e = n - 1;
+    if (k == 1) PUT("%ce%c%d", digits[0], e < 0 ? '-' : '+', abs(e));
+    else PUT("%c.%se%c%d", digits[0], digits + 1, e < 0 ? '-' : '+', abs(e));
+  }
+#undef PUT
+}
+
+static void encode_string(lua_State *L, Out *o, const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  OUT_LIT(L, o, "\"");
+  while (p < end) {
+    const unsigned char *run = p;
+    while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80) p++;
+    out_add(L, o, (const char *)run, (size_t)(p - run));
+    if (p >= end) break;
+    unsigned c = *p;
+    if (c >= 0x80) {
+      uint32_t cp;
+      size_t n = utf8_decode(p, end, &cp);
+      if (!n) luaL_error(L, "cannot encode a string that is not valid UTF-8 as JSON");
+      out_add(L, o, (const char *)p, n);
+      p += n;
+      continue;
+    }
+    p++;
+    switch (c) {
+      case '"': OUT_LIT(L, o, "\\\""); break;
+      case '\\': OUT_LIT(L, o, "\\\\"); break;
+      case '\b': OUT_LIT(L, o, "\\b"); break;
+      case '\f': OUT_LIT(L, o, "\\f"); break;
+      case '\n': OUT_LIT(L, o, "\\n"); break;
+      case '\r': OUT_LIT(L, o, "\\r"); break;
+      case '\t': OUT_LIT(L, o, "\\t"); break;
+      default: {
+        char esc[8];
+        snprintf(esc, sizeof esc, "\\u%04x", c);
+        out_add(L, o, esc, 6);
+      }
+    }
+  }
+  OUT_LIT(L, o, "\"");
+}
+
+static void encode_number(lua_State *L, Out *o, int idx, const Style *st) {
+  char buf[64];
+  if (lua_isinteger(L, idx)) {
+    lua_Integer i = lua_tointeger(L, idx);
+    /* JCS numbers are IEEE doubles: an integer beyond 2^53 has no exact form. */
+    if (st->canonical && (i > (1LL << 53) || i < -(1LL << 53)))
+      luaL_error(L, "integer %I is not exactly representable in canonical JSON", (LUAI_UACINT)i);
+    snprintf(buf, sizeof buf, "%lld", (long long)i);
+  } else {
+    double d = lua_tonumber(L, idx);
+    if (!isfinite(d)) luaL_error(L, "cannot encode NaN or Infinity as JSON");
+    format_es_number(d, buf, sizeof buf);
+    /* Plain JSON keeps the float subtype visible: 3.0, not 3. */
+    if (!st->canonical && !strpbrk(buf, ".e")) strcat(buf, ".0");
+  }
+  out_add(L, o, buf, strlen(buf));
+}
+
+/* Sort keys: bytewise, or by UTF-16 code units for canonical output. */
+typedef struct { const char *s; size_t len; uint16_t *u16; size_t n16; } Key;
+
+static int cmp_bytes(const void *a, const void *b) {
+  const Key *x = a, *y = b;
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = memcmp(x->s, y->s, n);
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_utf16(const void *a, const void *b) {
+  const Key *x = a, *y = b;
+  size_t n = x->n16 < y->n16 ? x->n16 : y->n16;
+  for (size_t i = 0; i < n; i++)
+    if (x->u16[i] != y->u16[i]) return x->u16[i] < y->u16[i] ? -1 : 1;
+  return (x->n16 > y->n16) - (x->n16 < y->n16);
+}
+
+static size_t to_utf16(const char *s, size_t len, uint16_t *out) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + len;
+  size_t n = 0;
+  while (p < end) {
+    uint32_t cp;
+    size_t k = utf8_decode(p, end, &cp);
+    if (!k) { cp = *p; k = 1; } /* invalid keys are refused when written */
+    p += k;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out[n++] = (uint16_t)(0xD800 + (cp >> 10));
+      out[n++] = (uint16_t)(0xDC00 + (cp & 0x3FF));
+    } else {
+      out[n++] = (uint16_t)cp;
+    }
+  }
+  return n;
+}
+
+enum { KIND_ARRAY, KIND_OBJECT };
+
+/* Decides array or object for the table at idx; counts its keys. */
+static int table_kind(lua_State *L, int idx, lua_Integer *count) {
+  int kind = -1;
+  if (lua_getmetatable(L, idx)) {
+    luaL_getmetatable(L, ARRAY_MT);
+    if (lua_rawequal(L, -1, -2)) kind = KIND_ARRAY;
+    lua_pop(L, 1);
+    luaL_getmetatable(L, OBJECT_MT);
+    if (lua_rawequal(L, -1, -2)) kind = KIND_OBJECT;
+    lua_pop(L, 2);
+  }
+  lua_Integer n = 0, max_int = 0;
+  int strings = 0, ints = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    n++;
+    if (lua_type(L, -2) == LUA_TSTRING) strings++;
+    else if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1) {
+      ints++;
+      if (lua_tointeger(L, -2) > max_int) max_int = lua_tointeger(L, -2);
+    }
+    lua_pop(L, 1);
+  }
+  *count = n;
+  int is_seq = ints == n && max_int == n;
+  if (kind == KIND_ARRAY) {
+    if (!is_seq) luaL_error(L, "JSON array has keys other than 1..n");
+    return kind;
+  }
+  if (kind == KIND_OBJECT) {
+    if (strings != n) luaL_error(L, "JSON object has a key that is not a string");
+    return kind;
+  }
+  if (n == 0)
+    luaL_error(L, "cannot tell an empty array from an empty object: "
+                  "mark it with vkit.json.array() or vkit.json.object()");
+  if (is_seq) return KIND_ARRAY;
+  if (strings == n) return KIND_OBJECT;
+  return luaL_error(L, "table mixes array and object keys, or has keys JSON cannot hold");
+}
+
+static void newline(lua_State *L, Out *o, const Style *st) {
+  if (!st->indent) return;
+  OUT_LIT(L, o, "\n");
+  for (int i = 0; i < st->depth * st->indent; i++) OUT_LIT(L, o, " ");
+}
+
+static void encode_value(lua_State *L, Out *o, int idx, Style *st);
+
+static void encode_table(lua_State *L, Out *o, int idx, Style *st) {
+  if (st->depth >= 1000) luaL_error(L, "table nested too deeply (or a cycle) for JSON");
+  luaL_checkstack(L, 6, "JSON encoding");
+  lua_Integer n;
+  int kind = table_kind(L, idx, &n);
+  st->depth++;
+  if (kind == KIND_ARRAY) {
+    OUT_LIT(L, o, "[");
+    for (lua_Integer i = 1; i <= n; i++) {
+      if (i > 1) OUT_LIT(L, o, ",");
+      newline(L, o, st);
+      lua_rawgeti(L, idx, i);
+      encode_value(L, o, lua_gettop(L), st);
+      lua_pop(L, 1);
+    }
+    st->depth--;
+    if (n) newline(L, o, st);
+    OUT_LIT(L, o, "]");
+    return;
+  }
+  /* Keys live in a userdata so an error while encoding frees nothing by hand. */
+  Key *keys = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(Key), 0);
+  size_t total16 = 0;
+  lua_Integer k = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    keys[k].s = lua_tolstring(L, -1, &keys[k].len); /* anchored by the table */
+    total16 += keys[k].len * 2;
+    k++;
+  }
+  if (st->canonical) {
+    uint16_t *u16 = lua_newuserdatauv(L, (total16 ? total16 : 1) * sizeof(uint16_t), 0);
+    for (lua_Integer i = 0; i < n; i++) {
+      keys[i].u16 = u16;
+      keys[i].n16 = to_utf16(keys[i].s, keys[i].len, u16);
+      u16 += keys[i].n16;
+    }
+    qsort(keys, (size_t)n, sizeof(Key), cmp_utf16);
+  } else {
+    lua_pushnil(L); /* keep the stack shape the same in both branches */
+    qsort(keys, (size_t)n, sizeof(Key), cmp_bytes);
+  }
+  OUT_LIT(L, o, "{");
+  for (lua_Integer i = 0; i < n; i++) {
+    if (i > 0) OUT_LIT(L, o, ",");
+    newline(L, o, st);
+    encode_string(L, o, keys[i].s, keys[i].len);
+    if (st->indent) OUT_LIT(L, o, ": ");
+    else OUT_LIT(L, o, ":");
+    lua_pushlstring(L, keys[i].s, keys[i].len);
+    lua_rawget(L, idx);
+    encode_value(L, o, lua_gettop(L), st);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 2);
+  st->depth--;
+  if (n) newline(L, o, st);
+  OUT_LIT(L, o, "}");
+}
+
+static void encode_value(lua_State *L, Out *o, int idx, Style *st) {
+  switch (lua_type(L, idx)) {
+    case LUA_TNIL: OUT_LIT(L, o, "null"); break;
+    case LUA_TBOOLEAN:
+      if (lua_toboolean(L, idx)) OUT_LIT(L, o, "true");
+      else OUT_LIT(L, o, "false");
+      break;
+    case LUA_TNUMBER: encode_number(L, o, idx, st); break;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *s = lua_tolstring(L, idx, &len);
+      encode_string(L, o, s, len);
+      break;
+    }
+    case LUA_TTABLE: encode_table(L, o, idx, st); break;
+    case LUA_TLIGHTUSERDATA:
+      if (lua_touserdata(L, idx) == &null_sentinel) {
+        OUT_LIT(L, o, "null");
+        break;
+      }
+      /* fallthrough */
+    default:
+      luaL_error(L, "cannot encode a %s as JSON", luaL_typename(L, idx));
+  }
+}
+
+/* Encodes the value at index 1 into a fresh Out left on the stack top. */
+static Out *encode_to_out(lua_State *L, Style *st) {
+  luaL_checkany(L, 1);
+  Out *o = lua_newuserdatauv(L, sizeof *o, 0);
+  memset(o, 0, sizeof *o);
+  luaL_setmetatable(L, OUT);
+  encode_value(L, o, 1, st);
+  return o;
+}
+
+static int json_encode(lua_State *L) {
+  Style st = {0, 0, 0};
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer indent = vkit_optintfield(L, 2, "indent", 0);
+    luaL_argcheck(L, indent >= 0 && indent <= 16, 2, "indent must be 0..16");
+    st.indent = (int)indent;
+  }
+  lua_settop(L, 1);
+  Out *o = encode_to_out(L, &st);
+  lua_pushlstring(L, o->data ? o->data : "", o->len);
+  return 1;
+}
+
+static int json_canonical(lua_State *L) {
+  Style st = {1, 0, 0};
+  lua_settop(L, 1);
+  Out *o = encode_to_out(L, &st);
+  lua_pushlstring(L, o->data ? o->data : "", o->len);
+  return 1;
+}
+
+static int json_digest(lua_State *L) {
+  Style st = {1, 0, 0};
+  lua_settop(L, 1);
+  Out *o = encode_to_out(L, &st);
+  unsigned char md[32];
+  char hex[65];
+  EVP_Digest(o->data ? o->data : "", o->len, md, NULL, EVP_sha256(), NULL);
+  vkit_hex(md, 32, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+/* ======================================================================
+ * Markers and kinds
+ * ====================================================================== */
+
+/* array([t]) / object([t]): marks t (or a new table) and returns it. */
+static int mark(lua_State *L, const char *mt) {
+  if (lua_isnoneornil(L, 1)) {
+    lua_settop(L, 0);
+    lua_newtable(L);
+  }
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  luaL_setmetatable(L, mt);
+  return 1;
+}
+static int json_array(lua_State *L) { return mark(L, ARRAY_MT); }
+static int json_object(lua_State *L) { return mark(L, OBJECT_MT); }
+
+/* kind(v): "null", "boolean", "integer", "number", "string", "array",
+ * "object", or nil for a value JSON cannot hold.  Unmarked tables are
+ * classified as encode() would, with an empty one being nil. */
+static int json_kind(lua_State *L) {
+  switch (lua_type(L, 1)) {
+    case LUA_TBOOLEAN: lua_pushliteral(L, "boolean"); return 1;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, 1)) lua_pushliteral(L, "integer");
+      else lua_pushliteral(L, "number");
+      return 1;
+    case LUA_TSTRING: lua_pushliteral(L, "string"); return 1;
+    case LUA_TLIGHTUSERDATA:
+      if (lua_touserdata(L, 1) == &null_sentinel) { lua_pushliteral(L, "null"); return 1; }
+      break;
+    case LUA_TTABLE:
+      if (lua_getmetatable(L, 1)) {
+        luaL_getmetatable(L, ARRAY_MT);
+        if (lua_rawequal(L, -1, -2)) { lua_pushliteral(L, "array"); return 1; }
+        luaL_getmetatable(L, OBJECT_MT);
+        if (lua_rawequal(L, -1, -3)) { lua_pushliteral(L, "object"); return 1; }
+        lua_settop(L, 1);
+      }
+      lua_pushnil(L);
+      if (!lua_next(L, 1)) break;
+      lua_pop(L, 2);
+      lua_Integer n = (lua_Integer)lua_rawlen(L, 1), count = 0;
+      int strings = 1;
+      lua_pushnil(L);
+      while (lua_next(L, 1)) {
+        count++;
+        if (lua_type(L, -2) != LUA_TSTRING) strings = 0;
+        lua_pop(L, 1);
+      }
+      if (count == n) { lua_pushliteral(L, "array"); return 1; }
+      if (strings) { lua_pushliteral(L, "object"); return 1; }
+      break;
+    default: break;
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
+static const luaL_Reg lines_meta[] = {{"__gc", lines_close}, {"__close", lines_close}, {NULL, NULL}};
+static const luaL_Reg no_methods[] = {{NULL, NULL}};
+static const luaL_Reg out_meta[] = {{"__gc", out_gc}, {NULL, NULL}};
+
+static const luaL_Reg json_funcs[] = {
+  {"decode", json_decode},
+  {"encode", json_encode},
+  {"canonical", json_canonical},
+  {"digest", json_digest},
+  {"lines", json_lines},
+  {"array", json_array},
+  {"object", json_object},
+  {"kind", json_kind},
+  {NULL, NULL}};
+
+int luaopen_vkit_json(lua_State *L) {
+  vkit_newclass(L, LINES, no_methods, lines_meta);
+  vkit_newclass(L, OUT, no_methods, out_meta);
+  luaL_newmetatable(L, ARRAY_MT);
+  lua_pushliteral(L, "array");
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+  luaL_newmetatable(L, OBJECT_MT);
+  lua_pushliteral(L, "object");
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+  luaL_newlib(L, json_funcs);
+  PUSH_NULL(L);
+  lua_setfield(L, -2, "null");
+  luaL_getmetatable(L, ARRAY_MT);
+  lua_setfield(L, -2, "array_mt");
+  luaL_getmetatable(L, OBJECT_MT);
+  lua_setfield(L, -2, "object_mt");
+  return 1;
+}

@@ -1,0 +1,150 @@
+/*
+ * main.c: the vkit entry point.
+ *
+ * Creates one Lua state, preloads lua-cjson and every vkit C module, finds
+ * the Lua library and policies, and hands argv to lua/vkit/cli.lua, whose
+ * return value is the exit status.  Nothing here knows a subcommand.
+ *
+ * The library root is the executable's own directory when it holds
+ * lua/vkit/init.lua (a build tree), else <exe dir>/../share/vkit (an
+ * installed tree), so vkit works from any working directory.
+ */
+#include "vkit.h"
+
+#include <git2.h>
+#include <limits.h>
+#include <lualib.h>
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lua-cjson.h"
+
+#define VKIT_MODULE(name) int luaopen_vkit_##name(lua_State *L);
+#include "modules.inc"
+#undef VKIT_MODULE
+
+static void preload(lua_State *L, const char *name, lua_CFunction open) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, open);
+  lua_setfield(L, -2, name);
+  lua_pop(L, 1);
+}
+
+static int file_exists(const char *dir, const char *rel) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s/%s", dir, rel) >= (int)sizeof path) return 0;
+  return access(path, R_OK) == 0;
+}
+
+/* Fills exe and root; returns 0 when the library cannot be found. */
+static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX]) {
+  if (!realpath("/proc/self/exe", exe) && !realpath(argv0, exe)) return 0;
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", exe);
+  char *slash = strrchr(dir, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  if (file_exists(dir, "lua/vkit/init.lua")) {
+    snprintf(root, PATH_MAX, "%s", dir);
+    return 1;
+  }
+  char installed[PATH_MAX];
+  if (snprintf(installed, sizeof installed, "%s/../share/vkit", dir) >= (int)sizeof installed)
+    return 0;
+  return realpath(installed, root) && file_exists(root, "lua/vkit/init.lua");
+}
+
+/* `vkit.boot`: facts only the host knows, read by lua/vkit/init.lua. */
+static void push_boot(lua_State *L, const char *exe, const char *root) {
+  int major, minor, rev;
+  git_libgit2_version(&major, &minor, &rev);
+  lua_newtable(L);
+  lua_pushstring(L, exe);
+  lua_setfield(L, -2, "exe");
+  lua_pushstring(L, root);
+  lua_setfield(L, -2, "root");
+  lua_pushstring(L, VKIT_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, LUA_RELEASE);
+  lua_setfield(L, -2, "lua");
+  lua_pushstring(L, OpenSSL_version(OPENSSL_VERSION));
+  lua_setfield(L, -2, "openssl");
+  lua_pushfstring(L, "%d.%d.%d", major, minor, rev);
+  lua_setfield(L, -2, "libgit2");
+}
+
+static int boot_module(lua_State *L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  return 1;
+}
+
+static int msghandler(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Runs require("vkit.cli").main(argv) and returns its integer result. */
+static int run_cli(lua_State *L) {
+  int argc = (int)lua_tointeger(L, 1);
+  char **argv = lua_touserdata(L, 2);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "vkit.cli");
+  lua_call(L, 1, 1);
+  lua_getfield(L, -1, "main");
+  lua_createtable(L, argc, 0);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i);
+  }
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  char exe[PATH_MAX], root[PATH_MAX];
+  if (!find_root(argv[0], exe, root)) {
+    fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
+    return 3;
+  }
+  git_libgit2_init();
+  lua_State *L = luaL_newstate();
+  if (!L) {
+    fprintf(stderr, "vkit: cannot create a Lua state\n");
+    return 3;
+  }
+  luaL_openlibs(L);
+  preload(L, "cjson", luaopen_cjson);
+#define VKIT_MODULE(name) preload(L, "vkit." #name, luaopen_vkit_##name);
+#include "modules.inc"
+#undef VKIT_MODULE
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  push_boot(L, exe, root);
+  lua_pushcclosure(L, boot_module, 1);
+  lua_setfield(L, -2, "vkit.boot");
+  lua_pop(L, 1);
+
+  /* vkit's library first, then Lua's defaults (Busted, Penlight...). */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+
+  lua_pushcfunction(L, msghandler);
+  lua_pushcfunction(L, run_cli);
+  lua_pushinteger(L, argc);
+  lua_pushlightuserdata(L, argv);
+  int status = 3;
+  if (lua_pcall(L, 2, 1, 1) != LUA_OK) {
+    fprintf(stderr, "vkit: internal error: %s\n", lua_tostring(L, -1));
+  } else if (lua_isinteger(L, -1)) {
+    status = (int)lua_tointeger(L, -1);
+  }
+  lua_close(L);
+  git_libgit2_shutdown();
+  return status;
+}

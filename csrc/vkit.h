@@ -1,0 +1,48 @@
+/*
+ * vkit.h: the conventions every vkit C module follows.
+ *
+ * A module is one file defining `int luaopen_vkit_<name>(lua_State *L)`; the
+ * build finds it and main.c preloads it as `vkit.<name>`.  Following
+ * liolib/lauxlib:
+ *   - misuse by the caller (wrong types, impossible arguments) raises;
+ *   - failure of the environment or of the data (missing file, bad bytes)
+ *     returns `nil, message, code`, where code is a stable machine name;
+ *   - every handle is a userdata with a named metatable, `__gc` and `__close`.
+ * C modules never print, never read policies and never decide verdicts.
+ */
+#ifndef VKIT_H
+#define VKIT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#define VKIT_VERSION "0.1.0"
+
+/* Push `nil, message, code` and return 3: the failure convention. */
+int vkit_fail(lua_State *L, const char *code, const char *fmt, ...)
+    ;  /* lua_pushfstring formats: %s %d %I %f %p %c %U %% */
+
+/* `nil, "<what>: <strerror>", "<ERRNO-NAME>"` for a failed system call. */
+int vkit_fail_errno(lua_State *L, int err, const char *what);
+
+/* The symbolic name of an errno value ("ENOENT"), or "EUNKNOWN". */
+const char *vkit_errno_name(int err);
+
+/* Lowercase hex of n bytes into out (2n+1 bytes, NUL-terminated). */
+void vkit_hex(const unsigned char *bytes, size_t n, char *out);
+
+/* SHA-256 of a file descriptor's remaining bytes, streamed; 0 or errno. */
+int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size);
+
+/* Registers a metatable `name` with methods and __index = methods. */
+void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
+                   const luaL_Reg *metamethods);
+
+/* Integer field of table at idx, or def when absent; raises on a bad type. */
+lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer def);
+
+#endif

@@ -1,0 +1,121 @@
+-- End to end: the built vkit binary as a user runs it.
+local t = require "tests.support.run"
+
+describe("vkit (the binary)", function()
+  local dir, cleanup
+  before_each(function() dir, cleanup = t.tempdir() end)
+  after_each(function() cleanup() end)
+
+  local function script(body, ...)
+    t.write(dir .. "/s.lua", body)
+    return t.vkit({ "script", dir .. "/s.lua", ... })
+  end
+
+  describe("script", function()
+    it("sets arg as the lua interpreter does and passes ... to the chunk", function()
+      local r = script('print(arg[0], #arg, arg[1], arg[2], select("#", ...), ...)', "one", "two")
+      assert.equal(0, r.code)
+      assert.equal(dir .. "/s.lua\t2\tone\ttwo\t2\tone\ttwo\n", r.stdout)
+    end)
+
+    it("offers vkit as a global and as require 'vkit', the same table", function()
+      local r = script 'print(vkit == require "vkit", type(vkit.hash.sha256), type(vkit.json.decode))'
+      assert.equal("true\tfunction\tfunction\n", r.stdout)
+    end)
+
+    it("prints a traceback on stderr and exits 1 on an uncaught error", function()
+      local r = script "local function inner() error('kaboom') end\ninner()"
+      assert.equal(1, r.code)
+      assert.matches("kaboom", r.stderr)
+      assert.matches("stack traceback", r.stderr)
+      assert.matches("in local 'inner'", r.stderr)
+    end)
+
+    it("exits with os.exit's status", function()
+      assert.equal(7, script("os.exit(7)").code)
+      assert.equal(0, script("os.exit(true)").code)
+      assert.equal(1, script("os.exit(false)").code)
+    end)
+
+    it("reports a syntax error with exit 1", function()
+      local r = script "this is not lua"
+      assert.equal(1, r.code)
+      assert.matches("s.lua:1:", r.stderr)
+    end)
+
+    it("works from any directory", function()
+      t.write(dir .. "/s.lua", 'print(vkit.hash.sha256 "")')
+      local r = t.vkit({ "script", "s.lua" }, nil, { cd = dir })
+      assert.equal(0, r.code)
+      assert.equal("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n", r.stdout)
+    end)
+
+    it("is a usage error without a readable file", function()
+      assert.equal(2, t.vkit({ "script" }).code)
+      local r = t.vkit { "script", dir .. "/missing.lua" }
+      assert.equal(2, r.code)
+      assert.matches("cannot open", r.stderr)
+    end)
+  end)
+
+  describe("help, version and usage errors", function()
+    it("lists every subcommand with --help", function()
+      local r = t.vkit { "--help" }
+      assert.equal(0, r.code)
+      for _, name in ipairs { "script", "repl", "version" } do
+        assert.matches("\n  " .. name .. " +%S", r.stdout)
+      end
+    end)
+
+    it("prints the versions of everything embedded", function()
+      local r = t.vkit { "version" }
+      assert.equal(0, r.code)
+      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nOpenSSL 3[^\n]*\nlibgit2 1%.%d+%.%d+\n$", r.stdout)
+    end)
+
+    it("answers an unknown subcommand with one line and exit 2", function()
+      local r = t.vkit { "frobnicate" }
+      assert.equal(2, r.code)
+      assert.matches('^vkit: unknown subcommand "frobnicate"\n', r.stderr)
+      assert.equal("", r.stdout)
+    end)
+
+    it("answers bad arguments with exit 2", function()
+      assert.equal(2, t.vkit({ "version", "extra" }).code)
+      assert.equal(2, t.vkit({ "repl", "--bogus" }).code)
+      assert.equal(2, t.vkit({}).code)
+    end)
+  end)
+
+  describe("repl over a pipe", function()
+    it("prints expression values without prompt noise", function()
+      local r = t.vkit({ "repl" }, '1 + 1\n"s"\nvkit.json.decode("[1,2.5]")\n')
+      assert.equal(0, r.code)
+      assert.equal('2\n"s"\n{ 1, 2.5 }\n', r.stdout)
+    end)
+
+    it("keeps state between lines and reads multi-line chunks", function()
+      local r = t.vkit({ "repl" }, "x = 40\nfunction f(a)\n  return a + 2\nend\nf(x)\n")
+      assert.equal("42\n", r.stdout)
+    end)
+
+    it("marks cycles when pretty-printing nested tables", function()
+      local r = t.vkit({ "repl" }, "t = {a = {b = {}}}\nt.a.b.back = t\nt\n")
+      assert.matches("{ a = { b = { back = <cycle: table: 0x%x+> } } }", r.stdout)
+    end)
+
+    it("reports errors on stderr, carries on, and exits 1", function()
+      local r = t.vkit({ "repl" }, "error('first')\n1 + nil\n3\n")
+      assert.equal(1, r.code)
+      assert.equal("3\n", r.stdout)
+      assert.matches("first", r.stderr)
+      assert.matches("arithmetic", r.stderr)
+    end)
+
+    it("refuses an unfinished chunk at end of input", function()
+      local r = t.vkit({ "repl" }, "function f()\n")
+      assert.equal(1, r.code)
+      assert.matches("unfinished", r.stderr)
+    end)
+  end)
+end)

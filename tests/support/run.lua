@@ -1,0 +1,47 @@
+--- Test helpers: run the vkit binary under test as a real process.
+local vkit = require "vkit"
+
+local M = {}
+
+local function quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+M.quote = quote
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read "a"
+  f:close()
+  return s
+end
+M.slurp = slurp
+
+function M.write(path, bytes)
+  local f = assert(io.open(path, "wb"))
+  f:write(bytes)
+  f:close()
+end
+
+--- Runs `vkit ARGS...` with optional stdin bytes; returns
+--  {code, stdout, stderr}.  (Tests may use the shell; vkit itself never does.)
+function M.vkit(argv, stdin, opts)
+  opts = opts or {}
+  local dir = assert(vkit.fs.mkdtemp "/tmp/vkit-test-")
+  local parts = { quote(vkit.exe) }
+  for _, a in ipairs(argv) do parts[#parts + 1] = quote(a) end
+  M.write(dir .. "/in", stdin or "")
+  local cmd = ("%s%s < %s > %s 2> %s"):format(opts.cd and ("cd " .. quote(opts.cd) .. " && ") or "",
+    table.concat(parts, " "), quote(dir .. "/in"), quote(dir .. "/out"), quote(dir .. "/err"))
+  local _, _, code = os.execute(cmd)
+  local result = { code = code, stdout = slurp(dir .. "/out"), stderr = slurp(dir .. "/err") }
+  vkit.fs.remove_tree(dir)
+  return result
+end
+
+--- A fresh temporary directory, removed by the returned function.
+function M.tempdir()
+  local dir = assert(vkit.fs.mkdtemp "/tmp/vkit-test-")
+  return dir, function() vkit.fs.remove_tree(dir) end
+end
+
+return M
