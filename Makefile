@@ -15,15 +15,22 @@ PKGS     := lua5.4 libcrypto libgit2
 CFLAGS   ?= -O2
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
             -fno-strict-aliasing -I$(BUILD) -Icsrc
-LDLIBS   += -l:liblua5.4-cjson.a -lreadline -lm -ldl
+LDLIBS   += -l:liblua5.4-cjson.a -lreadline -lz -lm -ldl
 
 SOURCES  := $(wildcard csrc/*.c)
 OBJECTS  := $(SOURCES:csrc/%.c=$(BUILD)/obj/%.o)
 ASAN_OBJ := $(SOURCES:csrc/%.c=$(BUILD)/asan/%.o)
 ASAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 
-.PHONY: all deps test sanitize sanitize-build demo bench install clean conformance
+.PHONY: all deps test sanitize sanitize-build demo bench install clean
 all: vkit
+
+# Fragments (mk/*.mk) add vendored objects to EXTRA_OBJECTS / ASAN_EXTRA_OBJECTS,
+# libraries to EXTRA_LDLIBS, and targets of their own.
+EXTRA_OBJECTS :=
+ASAN_EXTRA_OBJECTS :=
+EXTRA_LDLIBS :=
+-include $(sort $(wildcard mk/*.mk))
 
 # Package checks run once per change of the package list.
 $(BUILD)/.deps: scripts/debian-packages scripts/deps
@@ -47,11 +54,11 @@ $(BUILD)/asan/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -O2,$(CFLAGS)) $(ASAN) $(shell pkg-config --cflags $(PKGS)) -c $< -o $@
 
-vkit: $(OBJECTS)
-	$(CC) $(LDFLAGS) -Wl,-E -o $@ $(OBJECTS) $(shell pkg-config --libs $(PKGS)) $(LDLIBS)
+vkit: $(OBJECTS) $(EXTRA_OBJECTS)
+	$(CC) $(LDFLAGS) -Wl,-E -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(shell pkg-config --libs $(PKGS)) $(EXTRA_LDLIBS) $(LDLIBS)
 
-vkit-asan: $(ASAN_OBJ)
-	$(CC) $(LDFLAGS) $(ASAN) -Wl,-E -o $@ $(ASAN_OBJ) $(shell pkg-config --libs $(PKGS)) $(LDLIBS)
+vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS)
+	$(CC) $(LDFLAGS) $(ASAN) -Wl,-E -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(shell pkg-config --libs $(PKGS)) $(EXTRA_LDLIBS) $(LDLIBS)
 
 # The one test command (README, CI): Busted through vkit, closing with
 # a plain "N passed, N failed" line; non-zero exit on any failure or error.
