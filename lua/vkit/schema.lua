@@ -142,6 +142,12 @@ function M.object(fields)
   end
 end
 
+--- Any JSON object; its contents are validated elsewhere.
+function M.any_object(v, path)
+  if json.kind(v) ~= "object" then return fail("wrong-type", path, "expected an object, got %s", describe(v)) end
+  return true
+end
+
 --- An object whose keys match key_pattern and whose values all match spec.
 function M.map(value_spec, opts)
   opts = opts or {}
