@@ -159,7 +159,7 @@ static int git_open(lua_State *L) {
     lua_pop(L, 1);
   }
   git_repository *repo;
-  int err = git_repository_open_ext(&repo, path, search ? 0 : GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+  int err = git_open_safe(&repo, path, search ? 0 : GIT_REPOSITORY_OPEN_NO_SEARCH);
   if (err) {
     const git_error *e = git_error_last();
     const char *detail = e && e->message ? e->message : "unknown libgit2 error";

@@ -38,6 +38,13 @@ void gitfail_set(GitFail *f, const char *code, const char *fmt, ...)
 void gitfail_git(GitFail *f, int err, const char *what);
 int gitfail_push(lua_State *L, const GitFail *f);
 
+/* Replaces repo's object database with one whose loose-object reader is
+ * bounded (git_odb.c); 0 or a libgit2 error code. */
+int git_use_safe_odb(git_repository *repo);
+/* git_repository_open_ext with the safe object database; 0, or the libgit2
+ * error code with the repository freed. */
+int git_open_safe(git_repository **out, const char *path, unsigned flags);
+
 Repo *git_checkrepo(lua_State *L, int idx);
 /* Pushes a new repo userdata owning r. */
 void git_pushrepo(lua_State *L, git_repository *r);

@@ -308,7 +308,7 @@ static int worker_init(Worker *w, Capture *c, git_repository *shared) {
   w->dirfd = -1;
   if (!(w->dirpath = malloc(GIT_MAX_PATH + 1))) return -1;
   if (shared) w->repo = shared;
-  else if (git_repository_open_ext(&w->repo, c->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL)) return -1;
+  else if (git_open_safe(&w->repo, c->gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH)) return -1;
   if (git_repository_odb(&w->odb, w->repo)) return -1;
   return 0;
 }

@@ -7,8 +7,8 @@
  *   repo:write_object(type, bytes)         -> oid  (raw, unvalidated)
  *   repo:write_tree({{path=, bytes= | blob=, mode=}, ...}) -> tree oid
  *   repo:write_tree_raw({{name=, mode=, oid=}, ...})      -> tree oid
- *   repo:commit_tree{tree=, parents=, message=, author=, committer=,
- *                    ref=, unchecked=}     -> commit oid
+ *   repo:commit_tree{tree=, parents=, message=, author=, committer=, ref=}
+ *                                          -> commit oid
  *   repo:set_ref(name, oid)                -> true  ("HEAD" detaches HEAD)
  *   repo:set_remote(name, url)             -> true
  *
@@ -18,8 +18,10 @@
  * is refused.  write_tree_raw is the opposite, for hostile specs: it writes
  * the entries in the given order with any name, any mode text and any object
  * id (which need not exist), without libgit2's tree validation.
- * Commits default to the author and committer
- * `vkit <vkit@example.invalid>` at 1700000000 +0000, so ids are reproducible.
+ * commit_tree requires an existing tree and parent commits (libgit2's strict
+ * object creation); write_object builds anything else.  Signatures default
+ * to `vkit <vkit@example.invalid>` at 1700000000 +0000, so ids are
+ * reproducible; an absent committer is the author.
  * Malformed arguments raise; libgit2 failures return nil, message,
  * "write-failed".
  */
@@ -69,6 +71,7 @@ int git_init(lua_State *L) {
   opts.initial_head = "main";
   git_repository *repo;
   int err = git_repository_init_ext(&repo, path, &opts);
+  if (!err && (err = git_use_safe_odb(repo))) git_repository_free(repo);
   if (err) {
     GitFail f;
     gitfail_git(&f, err, path);
@@ -275,30 +278,6 @@ static void sig_args(lua_State *L, int idx, const char *field, SigArgs *s) {
   lua_pop(L, 1);
 }
 
-/* Checks that oid names an object of type want (writer sanity, not safety). */
-static int expect_type(git_repository *repo, const git_oid *oid, git_object_t want, GitFail *f) {
-  git_odb *odb;
-  size_t size;
-  git_object_t type;
-  char hex[41];
-  git_hexoid(oid, hex);
-  int err = git_repository_odb(&odb, repo);
-  if (!err) {
-    err = git_odb_read_header(&size, &type, odb, oid);
-    git_odb_free(odb);
-  }
-  if (err) {
-    gitfail_git(f, err, hex);
-    return -1;
-  }
-  if (type != want) {
-    gitfail_set(f, "write-failed", "%s is a %s, not a %s", hex, git_object_type2string(type),
-                git_object_type2string(want));
-    return -1;
-  }
-  return 0;
-}
-
 int git_repo_commit_tree(lua_State *L) {
   Repo *r = git_checkrepo(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -325,18 +304,12 @@ int git_repo_commit_tree(lua_State *L) {
   const char *message = luaL_optstring(L, -1, "");
   lua_getfield(L, 2, "ref");
   const char *ref = luaL_optstring(L, -1, NULL);
-  lua_getfield(L, 2, "unchecked");
-  int unchecked = lua_toboolean(L, -1);
-  lua_pop(L, 1);
-  GitFail f;
-  if (!unchecked) {
-    if (expect_type(r->repo, &tree, GIT_OBJECT_TREE, &f)) return vkit_fail(L, "write-failed", "%s", f.msg);
-    for (size_t i = 0; i < np; i++)
-      if (expect_type(r->repo, &parents[i], GIT_OBJECT_COMMIT, &f)) return vkit_fail(L, "write-failed", "%s", f.msg);
-  }
-  SigArgs as = {DEFAULT_NAME, DEFAULT_EMAIL, DEFAULT_TIME, 0}, cs;
+  SigArgs as = {DEFAULT_NAME, DEFAULT_EMAIL, DEFAULT_TIME, 0};
+  SigArgs cs = as;
   sig_args(L, 2, "author", &as);
-  cs = as;  /* the committer defaults to the author */
+  lua_getfield(L, 2, "committer");
+  if (lua_isnil(L, -1)) cs = as;  /* an absent committer is the author */
+  lua_pop(L, 1);
   sig_args(L, 2, "committer", &cs);
   git_signature *author = NULL, *committer = NULL;
   int err = git_signature_new(&author, as.name, as.email, (git_time_t)as.time, (int)as.offset);
