@@ -37,6 +37,8 @@ void gitfail_set(GitFail *f, const char *code, const char *fmt, ...)
  * for GIT_ENOTFOUND, io-error for an OS error, else corrupt-object. */
 void gitfail_git(GitFail *f, int err, const char *what);
 int gitfail_push(lua_State *L, const GitFail *f);
+/* Records corrupt-object: the entry at path names a `type`, not a blob. */
+void gitfail_not_blob(GitFail *f, const char *path, const git_oid *oid, git_object_t type);
 
 /* Replaces repo's object database with one whose loose-object reader is
  * bounded (git_odb.c); 0 or a libgit2 error code. */

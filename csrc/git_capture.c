@@ -257,8 +257,7 @@ static int capture_entry(Worker *w, GitEntry *e, GitFail *f) {
   const char *data = git_odb_object_data(obj);
   size_t size = git_odb_object_size(obj);
   if (git_odb_object_type(obj) != GIT_OBJECT_BLOB) {
-    gitfail_set(f, "corrupt-object", "%s points to a %s, not a blob", e->path,
-                git_object_type2string(git_odb_object_type(obj)));
+    gitfail_not_blob(f, e->path, &e->oid, git_odb_object_type(obj));
     goto done;
   }
   e->size = (long long)size;

@@ -371,8 +371,7 @@ static int entry_size(git_odb *odb, GitEntry *e, GitFail *f) {
     return -1;
   }
   if (type != GIT_OBJECT_BLOB) {
-    gitfail_set(f, "corrupt-object", "%s points to a %s, not a blob", e->path,
-                git_object_type2string(type));
+    gitfail_not_blob(f, e->path, &e->oid, type);
     return -1;
   }
   e->size = (long long)len;

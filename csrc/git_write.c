@@ -350,19 +350,26 @@ int git_repo_set_ref(lua_State *L) {
   return 1;
 }
 
+/* Written as configuration, as `git remote add` does (remote.<name>.url and
+ * a default fetch refspec); see repo_remote_url for why not git_remote_*. */
 int git_repo_set_remote(lua_State *L) {
   Repo *r = git_checkrepo(L, 1);
   const char *name = luaL_checkstring(L, 2);
   const char *url = luaL_checkstring(L, 3);
-  git_remote *remote;
-  int err = git_remote_lookup(&remote, r->repo, name);
-  if (err == 0) {
-    git_remote_free(remote);
-    err = git_remote_set_url(r->repo, name, url);
-  } else if (err == GIT_ENOTFOUND) {
-    err = git_remote_create(&remote, r->repo, name, url);
-    if (!err) git_remote_free(remote);
-  }
+  int valid = 0;
+  if (git_remote_name_is_valid(&valid, name) || !valid) return luaL_error(L, "invalid remote name '%s'", name);
+  const char *url_key = lua_pushfstring(L, "remote.%s.url", name);
+  const char *fetch_key = lua_pushfstring(L, "remote.%s.fetch", name);
+  const char *refspec = lua_pushfstring(L, "+refs/heads/*:refs/remotes/%s/*", name);
+  git_config *cfg;
+  git_config_entry *entry = NULL;
+  int err = git_repository_config(&cfg, r->repo);
+  if (err) return write_failed(L, err, "opening the configuration");
+  err = git_config_set_string(cfg, url_key, url);
+  if (!err && git_config_get_entry(&entry, cfg, fetch_key) == GIT_ENOTFOUND)
+    err = git_config_set_string(cfg, fetch_key, refspec);
+  git_config_entry_free(entry);
+  git_config_free(cfg);
   if (err) return write_failed(L, err, name);
   lua_pushboolean(L, 1);
   return 1;
