@@ -1,7 +1,7 @@
 local vkit = require "vkit"
 local t = require "tests.support.run"
 local g = require "tests.support.git"
-local git = vkit.git
+local git, fs = vkit.git, vkit.fs
 
 describe("vkit.git", function()
   local repo, dir, cleanup
@@ -47,6 +47,22 @@ describe("vkit.git", function()
       assert.is_nil(r)
       assert.equal("unsupported-repository", code)
       assert.matches("objectformat", msg)
+    end)
+
+    it("reads packed objects, alternates (clone --shared) and linked worktrees", function()
+      local c = g.commit(repo, { ["a/b"] = "hello", c = { path = "c", bytes = "x", mode = "100755" } }, nil,
+        "refs/heads/main")
+      local want = assert(repo:capture(c, dir .. "/loose")).inventory_digest
+      local src = g.quote(dir .. "/repo")
+      g.sh(("cd %s && git reset -q --hard && git repack -adq && git clone -q --shared %s %s && git worktree add -q --detach %s main")
+        :format(src, src, g.quote(dir .. "/clone"), g.quote(dir .. "/wt")))
+      assert.same({}, assert(fs.list(dir .. "/repo/.git/objects/" .. c:sub(1, 2)) or {}))
+      assert.truthy(t.slurp(dir .. "/clone/.git/objects/info/alternates"):find("repo/.git/objects", 1, true))
+      for _, path in ipairs { dir .. "/repo", dir .. "/clone", dir .. "/wt" } do
+        local r <close> = assert(git.open(path))
+        assert.equal("hello", assert(r:read(c, "a/b", 10)).bytes)
+        assert.equal(want, assert(r:capture(c, path .. "-capture")).inventory_digest)
+      end
     end)
 
     it("closes handles; a closed handle raises", function()
