@@ -450,7 +450,7 @@ static void feed(Run *r) {
 
 static void kill_now(Run *r) {
   tree_signal_group(r, SIGKILL);
-  if (r->cg && write(r->cg->kill_fd, "1", 1) < 0) { /* the group kill still applies */ }
+  if (r->cg) cg_kill(r->cg); /* when it fails, the group kill still applies */
   r->kill_sent = 1;
   r->phase = PHASE_TERMINATING;
 }

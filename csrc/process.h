@@ -48,6 +48,7 @@ void refuse(Refusal *why, const char *status, const char *error, int err, const 
 /* One reusable cgroup v2 directory; a run owns it while it runs. */
 typedef struct CgSlot {
   int dirfd, procs_fd, events_fd, kill_fd;
+  int killed;               /* cgroup.kill was written: never reused (below) */
   char path[PATH_MAX];      /* as /proc/<pid>/cgroup names it after "0::" */
   char fspath[PATH_MAX];    /* where it is mounted, for rmdir */
   struct CgSlot *next_all;  /* every slot ever made, for cleanup at exit */
@@ -60,8 +61,11 @@ int tree_init(void);
 /* A free cgroup for one run, or NULL (with *why set) when cgroup v2 with
  * cgroup.kill is not writable here. */
 CgSlot *cg_acquire(Refusal *why);
-/* Returns an empty slot to the pool; a slot still populated is retired. */
+/* Returns an empty slot to the pool; a slot still populated is retired
+ * (removed at exit), a killed one is removed now. */
 void cg_release(CgSlot *slot);
+/* Kills every process in the slot's cgroup (cgroup.kill): 0 or -1. */
+int cg_kill(CgSlot *slot);
 /* 1 when processes remain in the cgroup, 0 when empty, -1 when unknown. */
 int cg_populated(const CgSlot *slot);
 /* Whether runs can get a cgroup here; when not, why (into reason). */

@@ -276,7 +276,7 @@ typedef struct Child {
   int max_fd;
   pid_t parent;
   int try_hold;
-  volatile int stage, err, held, joined;
+  volatile int reached, stage, err, held, joined;
 } Child;
 
 static const int rl_resource[RL_COUNT] = {RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_NOFILE};
@@ -292,6 +292,7 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_fail(Chil
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg) {
   Child *c = arg;
   const LaunchSpec *s = c->s;
+  c->reached = 1;
   /* SIG_DFL is 0, so an all-zero kernel sigaction is "default" on every
    * architecture's layout.  Signals stay blocked until just before exec. */
   unsigned long zero[4] = {0, 0, 0, 0};
@@ -327,6 +328,94 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
 }
 
 /* ---- the parent -------------------------------------------------------- */
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+
+/* clone3's argument block (linux/sched.h, version 2: with the cgroup). */
+struct vk_clone_args {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+      cgroup;
+};
+
+#if defined(__x86_64__)
+/* clone3 on a new stack, calling fn(arg) in the child, which never returns
+ * (child_main ends in exec or exit_group).  glibc has no clone3 wrapper that
+ * runs a function, and returning from syscall() on another stack is not
+ * possible, hence these few instructions.  `syscall` preserves every
+ * register but rax, rcx and r11, so the child still has fn and arg. */
+static long clone3_run(struct vk_clone_args *args, int (*fn)(void *), void *arg) {
+  register long rax __asm__("rax") = SYS_clone3;
+  register void *rdi __asm__("rdi") = args;
+  register long rsi __asm__("rsi") = sizeof *args;
+  register int (*r12)(void *) __asm__("r12") = fn;
+  register void *r13 __asm__("r13") = arg;
+  __asm__ volatile(
+      "syscall\n\t"
+      "test %%rax, %%rax\n\t"
+      "jnz 1f\n\t"
+      "xor %%ebp, %%ebp\n\t" /* the child: outermost frame */
+      "mov %%r13, %%rdi\n\t"
+      "call *%%r12\n\t"
+      "mov %%eax, %%edi\n\t"
+      "mov $231, %%eax\n\t" /* exit_group */
+      "syscall\n\t"
+      "hlt\n"
+      "1:\n"
+      : "+r"(rax)
+      : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13)
+      : "rcx", "r11", "memory");
+  if (rax < 0) {
+    errno = (int)-rax;
+    return -1;
+  }
+  return rax;
+}
+#endif
+
+/* Starts the child suspended-parent style (CLONE_VM | CLONE_VFORK) with a
+ * pidfd.  With a cgroup, clone3(CLONE_INTO_CGROUP) creates it inside: no
+ * migration afterwards, whose write lock can cost an RCU grace period.
+ * Where clone3 is not usable, the child joins by writing cgroup.procs. */
+static pid_t start_child(Child *c, void *stack, size_t stack_size, CgSlot *cg, int *pidfd) {
+#if defined(__x86_64__)
+  static int clone3_usable = 1; /* a fact about the kernel, learnt once */
+  if (clone3_usable) {
+    struct vk_clone_args args;
+    memset(&args, 0, sizeof args);
+    args.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | (cg ? CLONE_INTO_CGROUP : 0);
+    args.pidfd = (uintptr_t)pidfd;
+    args.exit_signal = SIGCHLD;
+    args.stack = (uintptr_t)stack;
+    args.stack_size = stack_size;
+    args.cgroup = cg ? (uint64_t)cg->dirfd : 0;
+    long pid = clone3_run(&args, child_main, c);
+    if (pid >= 0 && c->reached) {
+      c->joined = cg != NULL;
+      return (pid_t)pid;
+    }
+    if (pid >= 0) {
+      /* Killed by the kernel before it ran (the kill_seq bug described in
+       * process_tree.c, for a cgroup killed outside our knowledge): reap
+       * it and start again joining the cgroup by migration. */
+      siginfo_t si;
+      syscall(SYS_waitid, P_PIDFD, *pidfd, &si, WEXITED, NULL);
+      close(*pidfd);
+      *pidfd = -1;
+    } else if (errno == ENOSYS || errno == E2BIG) {
+      clone3_usable = 0;
+    } else if (!cg) {
+      return -1;
+    } /* else the cgroup refused the child: join by migration instead */
+  }
+#endif
+  c->procs_fd = cg ? cg->procs_fd : -1;
+  return clone(child_main, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, c, pidfd);
+}
 
 static int make_pipe(int p[2], int parent_end) {
   if (pipe2(p, O_CLOEXEC) != 0) return -1;
@@ -418,7 +507,7 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
   struct rlimit nofile;
   getrlimit(RLIMIT_NOFILE, &nofile);
   Child c = {.s = s, .exe_fd = exe_fd, .in_fd = in[0], .out_fd = out[1], .err_fd = err[1],
-             .procs_fd = r->cg ? r->cg->procs_fd : -1, .ruleset_fd = ruleset,
+             .procs_fd = -1, .ruleset_fd = ruleset,
              .max_fd = nofile.rlim_cur > 65536 ? 65536 : (int)nofile.rlim_cur,
              .parent = getpid(), .try_hold = hold_works != 0};
   sigset_t all, old;
@@ -426,8 +515,7 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
   sigprocmask(SIG_SETMASK, &all, &old);
   int pidfd = -1;
   r->start = proc_now_ms();
-  pid_t pid = clone(child_main, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c,
-                    &pidfd);
+  pid_t pid = start_child(&c, stack, stack_size, r->cg, &pidfd);
   e = errno;
   sigprocmask(SIG_SETMASK, &old, NULL);
   if (pid < 0) {

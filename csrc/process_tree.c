@@ -270,10 +270,34 @@ int cg_populated(const CgSlot *s) {
   return p ? p[10] == '1' : -1;
 }
 
+/* Linux 6.14 to at least 6.18 kill every child created with
+ * clone3(CLONE_INTO_CGROUP) in a cgroup that cgroup.kill was ever written
+ * to: cgroup_css_set_fork() records the parent's cgroup kill_seq, and
+ * cgroup_post_fork() compares it with the target's.  So a killed cgroup is
+ * never handed out again; a fresh one costs a mkdir. */
 void cg_release(CgSlot *s) {
   if (!s || cg_populated(s) != 0) return; /* retired: still populated */
-  s->next_free = cg_free_list;
-  cg_free_list = s;
+  if (!s->killed) {
+    s->next_free = cg_free_list;
+    cg_free_list = s;
+    return;
+  }
+  for (CgSlot **p = &cg_all; *p; p = &(*p)->next_all)
+    if (*p == s) {
+      *p = s->next_all;
+      break;
+    }
+  close(s->procs_fd);
+  close(s->events_fd);
+  close(s->kill_fd);
+  close(s->dirfd);
+  rmdir(s->fspath);
+  free(s);
+}
+
+int cg_kill(CgSlot *s) {
+  s->killed = 1;
+  return write(s->kill_fd, "1", 1) == 1 ? 0 : -1;
 }
 
 /* Waits until the slot's cgroup is empty or `until`; 1 when empty. */
@@ -313,13 +337,12 @@ static void tree_atexit(void) {
   for (Run *r = live_head; r; r = r->live_next) {
     if (!r->waited) kill(-r->pid, SIGKILL);
     syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
-    if (r->cg && write(r->cg->kill_fd, "1", 1) < 0) continue;
+    if (r->cg) cg_kill(r->cg);
   }
   ms_t until = proc_now_ms() + 1000;
   for (CgSlot *s = cg_all; s; s = s->next_all) {
     if (cg_populated(s) != 0) {
-      if (write(s->kill_fd, "1", 1) < 0) continue;
-      cg_wait_empty(s, until);
+      if (cg_kill(s) == 0) cg_wait_empty(s, until);
     }
     rmdir(s->fspath);
   }
@@ -426,7 +449,7 @@ void tree_kill_descendants(Run *r, ms_t until) {
   if (!r->waited) kill(-r->pid, SIGKILL);
   if (r->cg && cg_populated(r->cg) == 1) {
     cg_members(r->cg, &killed, r->pid);
-    if (write(r->cg->kill_fd, "1", 1) == 1 && !cg_wait_empty(r->cg, until)) {
+    if (cg_kill(r->cg) == 0 && !cg_wait_empty(r->cg, until)) {
       PidSet left = {0};
       cg_members(r->cg, &left, r->pid);
       r->descendants_surviving += (int)left.n;

@@ -72,6 +72,28 @@ describe("vkit.proc", function()
         assert.are_not.equal(self_cg, child_cg)
       end
     end)
+
+    -- Linux kills every child cloned into a cgroup that cgroup.kill was
+    -- ever written to (6.14..6.18 at least): runs after a killed run, and
+    -- after someone else killed a pooled cgroup, must still start.
+    local maybe = proc.capabilities().cgroup and it or pending
+    maybe("starts normally after runs whose cgroup was killed", function()
+      for _ = 1, 3 do
+        assert.equal("timeout", sh("sleep 5 & sleep 5", { deadline_ms = 50, grace_ms = 0 }).status)
+        local r = proc.run { exe = "/bin/echo", argv = { "echo", "ok" } }
+        assert.equal("exited", r.status)
+        assert.equal("ok\n", r.stdout)
+      end
+      local where = proc.run { exe = "/bin/cat", argv = { "cat", "/proc/self/cgroup" } }.stdout:match "0::([^\n]*)"
+      local mount = hostile.read "/sys/fs/cgroup/cgroup.controllers" and "/sys/fs/cgroup" or "/sys/fs/cgroup/unified"
+      t.write(mount .. where .. "/cgroup.kill", "1") -- behind vkit's back
+      for _ = 1, 3 do
+        local r = proc.run { exe = "/bin/echo", argv = { "echo", "ok" } }
+        assert.equal("exited", r.status)
+        assert.equal("ok\n", r.stdout)
+        assert.equal("cgroup", r.containment)
+      end
+    end)
   end)
 
   describe("malformed specs raise", function()
