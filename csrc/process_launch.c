@@ -530,6 +530,11 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
     r->cg = NULL;
   }
   tree_track(r);
+  if (!r->cg && s->cgroup_mode == CG_REQUIRED && c.stage == STAGE_OK) {
+    refuse(why, "launch-failed", "cgroup-unavailable", 0, "the child could not join its cgroup");
+    discard(r);
+    goto out;
+  }
   if (c.stage != STAGE_OK) {
     refuse_stage(why, s, c.stage, c.err);
     run_collect(r);

@@ -402,11 +402,13 @@ static int owner_of(const Run *r, pid_t pid, pid_t pgid, pid_t sid) {
 
 /* One pass or a kill loop over our children.  Zombies from any run are
  * reaped; with `killed` non-NULL, live ones attributable to r are killed
- * and counted, until none is left or `until` passes. */
+ * and counted, until a pass finds none alive and reaps none (a process
+ * hands its children to us as it dies, so a reaped zombie may have left
+ * new children behind), or `until` passes. */
 static void scan_children(Run *r, PidSet *killed, ms_t until) {
   for (;;) {
     PidSet kids = {0};
-    int alive = 0, alone = live_head == r && r->live_next == NULL;
+    int alive = 0, reaped = 0, alone = live_head == r && r->live_next == NULL;
     list_children(&kids);
     for (size_t i = 0; i < kids.n; i++) {
       pid_t c = kids.v[i], pgid, sid;
@@ -416,9 +418,11 @@ static void scan_children(Run *r, PidSet *killed, ms_t until) {
       if (state == 'Z') {
         siginfo_t si;
         si.si_pid = 0;
-        if (waitid(P_PID, c, &si, WEXITED | WNOHANG) == 0 && si.si_pid == c && killed &&
-            si.si_code != CLD_EXITED && (si.si_status == SIGKILL || si.si_status == SIGTERM))
-          pidset_add(killed, c);
+        if (waitid(P_PID, c, &si, WEXITED | WNOHANG) == 0 && si.si_pid == c) {
+          reaped++;
+          if (killed && si.si_code != CLD_EXITED && (si.si_status == SIGKILL || si.si_status == SIGTERM))
+            pidset_add(killed, c);
+        }
         continue;
       }
       if (!killed) continue;
@@ -433,12 +437,12 @@ static void scan_children(Run *r, PidSet *killed, ms_t until) {
       }
     }
     free(kids.v);
-    if (!killed || alive == 0) return;
+    if (!killed || (alive == 0 && reaped == 0)) return;
     if (proc_now_ms() >= until) {
       r->descendants_surviving += alive;
       return;
     }
-    sleep_ms(1);
+    if (alive) sleep_ms(1);
   }
 }
 
@@ -463,17 +467,21 @@ void tree_kill_descendants(Run *r, ms_t until) {
 
 void run_collect(Run *r) {
   ms_t until = proc_now_ms() + r->kill_wait;
+  if (!r->waited && r->pidfd >= 0) {
+    /* The root dies first: by the time its pidfd reports the exit, its
+     * children have been handed to us, so the scans below see them. */
+    kill(-r->pid, SIGKILL);
+    for (ms_t left; (left = until - proc_now_ms()) > 0;) {
+      struct pollfd p = {r->pidfd, POLLIN, 0};
+      int ready = poll(&p, 1, (int)left);
+      if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+    }
+  }
   tree_kill_descendants(r, until);
   if (!r->waited && r->pidfd >= 0) {
     siginfo_t si;
-    for (;;) {
-      memset(&si, 0, sizeof si);
-      if (syscall(SYS_waitid, P_PIDFD, r->pidfd, &si, WEXITED | WNOHANG, &r->ru) == 0 && si.si_pid) break;
-      ms_t left = until - proc_now_ms();
-      if (left <= 0) break;
-      struct pollfd p = {r->pidfd, POLLIN, 0};
-      poll(&p, 1, (int)left);
-    }
+    memset(&si, 0, sizeof si);
+    syscall(SYS_waitid, P_PIDFD, r->pidfd, &si, WEXITED | WNOHANG, &r->ru);
     if (si.si_pid) {
       r->waited = 1;
       if (si.si_code == CLD_EXITED) r->code = si.si_status;
