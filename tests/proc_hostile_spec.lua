@@ -35,22 +35,15 @@ while not os.path.exists(sys.argv[1]): time.sleep(0.01)
 ]]
 
 describe("vkit.proc against hostile processes", function()
-  local dir, cleanup, bin
-  setup(function()
-    dir, cleanup = t.tempdir()
-    bin = hostile.build(dir)
-  end)
-  teardown(function() cleanup() end)
+  local ws = hostile.workspace(setup, teardown)
+  local dir, bin
+  setup(function() dir, bin = ws.dir, ws.bin end)
   after_each(function()
     -- whatever a test did, no child of ours survives it, zombie or alive
     assert.same({}, hostile.leftovers())
   end)
 
-  local function py(code, extra)
-    local spec = { exe = hostile.python, argv = { "python3", "-c", code } }
-    for k, v in pairs(extra or {}) do spec[k] = v end
-    return spec
-  end
+  local function py(code, extra) return hostile.spec(hostile.python, { "python3", "-c", code }, extra) end
 
   it("kills a process that ignores SIGTERM once grace_ms has passed", function()
     local r = proc.run(py([[

@@ -6,18 +6,11 @@ local hostile = require "tests.support.hostile.helpers"
 local proc = vkit.proc
 
 describe("vkit.proc", function()
-  local dir, cleanup, bin
-  setup(function()
-    dir, cleanup = t.tempdir()
-    bin = hostile.build(dir)
-  end)
-  teardown(function() cleanup() end)
+  local ws = hostile.workspace(setup, teardown)
+  local dir, bin
+  setup(function() dir, bin = ws.dir, ws.bin end)
 
-  local function sh(script, extra)
-    local spec = { exe = hostile.sh, argv = { "sh", "-c", script } }
-    for k, v in pairs(extra or {}) do spec[k] = v end
-    return proc.run(spec)
-  end
+  local function sh(script, extra) return proc.run(hostile.spec(hostile.sh, { "sh", "-c", script }, extra)) end
 
   describe("results", function()
     it("reports an exit with every field", function()
@@ -246,9 +239,7 @@ describe("vkit.proc", function()
 
   describe("nothing leaks in", function()
     local function introspect(extra)
-      local spec = { exe = bin.introspect, argv = { "introspect" } }
-      for k, v in pairs(extra or {}) do spec[k] = v end
-      local r = proc.run(spec)
+      local r = proc.run(hostile.spec(bin.introspect, { "introspect" }, extra))
       assert.equal("exited", r.status, r.stderr)
       local facts = { env = {} }
       for k, v in r.stdout:gmatch "([%w_]+)=([^\n]*)" do

@@ -1,6 +1,7 @@
 --- Helpers for the vkit.proc specs: hostile programs compiled from the C
 --  sources beside this file, and facts about processes read from /proc.
 local vkit = require "vkit"
+local t = require "tests.support.run"
 
 local M = {}
 
@@ -25,6 +26,29 @@ function M.build(dir)
   cc("says_a", "says.c", [[-DWORD='"A"']])
   cc("says_b", "says.c", [[-DWORD='"B"']])
   return built
+end
+
+--- For a describe block: a temporary directory with the helpers built in
+--  it, made before its tests and removed after them (Busted's setup and
+--  teardown are passed in: they exist only in a spec's environment).  The
+--  returned table holds `dir` and `bin` once the block runs.
+function M.workspace(setup, teardown)
+  local ws = {}
+  setup(function()
+    local cleanup
+    ws.dir, cleanup = t.tempdir()
+    ws.bin = M.build(ws.dir)
+    ws.cleanup = cleanup
+  end)
+  teardown(function() ws.cleanup() end)
+  return ws
+end
+
+--- A spec running exe with argv, plus the fields in extra.
+function M.spec(exe, argv, extra)
+  local spec = { exe = exe, argv = argv }
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return spec
 end
 
 local function read(path)
