@@ -82,8 +82,12 @@
 #define LL_REFER (1ULL << 13)    /* ABI 2 */
 #define LL_TRUNCATE (1ULL << 14) /* ABI 3 */
 
+#define LL_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
+
 struct ll_ruleset_attr {
   uint64_t handled_access_fs;
+  uint64_t handled_access_net; /* ABI 4; unused: network is not restricted */
+  uint64_t scoped;             /* ABI 6 */
 };
 struct ll_path_beneath_attr {
   uint64_t allowed_access;
@@ -251,8 +255,11 @@ static int make_ruleset(const LaunchSpec *s, char *applied, size_t applied_len, 
   if (abi >= 3) write |= LL_TRUNCATE;
   uint64_t read = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
   uint64_t handled = write | (s->sandbox_read ? read : 0);
-  struct ll_ruleset_attr attr = {handled};
-  int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+  /* From ABI 6 the child also cannot signal processes outside its
+   * sandbox, vkit included.  Older kernels get the fs-only prefix. */
+  struct ll_ruleset_attr attr = {handled, 0, abi >= 6 ? LL_SCOPE_SIGNAL : 0};
+  size_t attr_size = abi >= 6 ? sizeof attr : sizeof attr.handled_access_fs;
+  int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
   if (fd < 0 || (fd = fd_above_2(fd)) < 0) {
     refuse(why, "launch-failed", "sandbox-failed", errno, "cannot create a Landlock ruleset: %s", strerror(errno));
     return -2;

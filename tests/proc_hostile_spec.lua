@@ -328,6 +328,15 @@ while not os.path.exists(stop) and os.path.exists(os.path.dirname(stop)) and tim
       assert.matches("Permission denied", r.stderr)
     end)
 
+    local scoped = abi >= 6 and it or pending
+    scoped("keeps a sandboxed child from signalling vkit (ABI 6 signal scope)", function()
+      local probe = ("kill -0 %d && echo reachable"):format(vkit.sys.pid())
+      assert.equal("reachable\n", proc.run { exe = hostile.sh, argv = { "sh", "-c", probe } }.stdout)
+      local r = proc.run { exe = hostile.sh, argv = { "sh", "-c", probe }, sandbox = { write = {} } }
+      assert.equal("", r.stdout)
+      assert.matches("not permitted", r.stderr)
+    end)
+
     maybe("refuses a sandbox path that does not exist", function()
       local r = proc.run { exe = "/bin/true", argv = { "true" }, sandbox = { write = { dir .. "/absent" } } }
       assert.equal("launch-failed", r.status)
