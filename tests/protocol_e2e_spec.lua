@@ -162,3 +162,27 @@ describe("external verification", function()
     assert.equal(2, t.vkit({ "verify", "--project", p.path }).code)
   end)
 end)
+
+describe("exploring runs in the REPL", function()
+  it("preloads runs(), run(id) and pp with --project", function()
+    local dir, cleanup = t.tempdir()
+    local p = project.build(dir)
+    local r = t.vkit { "verify", "bvadd", "--project", p.path, "--wait", "60" }
+    assert.equal(0, r.code, r.stderr)
+    local session = table.concat({
+      "all = runs()",
+      "#all",
+      "r = run(all[1].run_id)",
+      "r.state.outcome",
+      "r.attempts[1].receipt.verdict",
+      "#r.attempts[1].evidence",
+      "r.attempts[1].logs.checker.json.status",
+      "pp(r.attempts[1].request.obligations)",
+    }, "\n") .. "\n"
+    r = t.vkit({ "repl", "--project", p.path }, session)
+    os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. dir) .. " 2>/dev/null")
+    cleanup()
+    assert.equal(0, r.code, r.stderr)
+    assert.equal('1\n"PASS"\n"accepted"\n2\n"exited"\n{ "commutativity", "associativity", "negation-inverse" }\n', r.stdout)
+  end)
+end)
