@@ -156,19 +156,6 @@ static int remove_beneath(int dfd, int depth) {
   return err;
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* ---- the capture ---------------------------------------------------------- */
 
 typedef struct {
@@ -274,7 +261,7 @@ static int capture_entry(Worker *w, GitEntry *e, GitFail *f) {
     gitfail_set(f, vkit_errno_name(errno), "creating %s: %s", e->path, strerror(errno));
     goto done;
   }
-  err = write_all(fd, data, size);
+  err = vkit_write_all(fd, data, size);
   if (!err && fchmod(fd, e->mode == 0100755 ? 0755 : 0644)) err = errno;
   if (close(fd) && !err) err = errno;
   if (err) {
