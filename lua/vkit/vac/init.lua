@@ -5,6 +5,15 @@ local fs = require "vkit.fs"
 
 local M = {}
 
+--- Every reason name `verify` can emit (SPEC §4 and §2.5.1).
+M.REASONS = {
+  "missing-manifest", "invalid-json", "draft-incomplete", "schema-violation", "empty-limitations",
+  "missing-artifact", "sha256-mismatch", "unlisted-file", "duplicate-artifact", "unknown-profile",
+  "check-artifact-not-listed", "artifact-unparsable", "summary-mismatch", "summary-outruns-checks",
+  "raw-aggregate-mismatch", "stamp-mismatch", "missing-issuer-commit", "issuer-commit-mismatch",
+  "unsafe-archive", "unsafe-bundle", "evidence-unchecked", "unscopable-check",
+}
+
 --- Verifies a bundle directory or a .tar/.tar.gz/.tgz archive of one:
 --  {name, failures, manifest, verdict = "pass"|"fail"} or nil, message
 --  when path is neither.
