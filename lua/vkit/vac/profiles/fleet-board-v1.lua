@@ -30,6 +30,21 @@ local function raw_consumer()
     c.groups, c.order = {}, {}
     c.board = { n = 0, det = 0, fa = 0 }
   end
+  -- groups[suite key][member key]: a string is its own key, so the common
+  -- line costs no string building; any other scalar is keyed by a table
+  -- standing for its Python equality class (1, 1.0 and true are one key)
+  local boxes = {}
+  local function key_of(v)
+    if type(v) == "string" then return v end
+    local k = value.key(v)
+    if not k then return nil end
+    local box = boxes[k]
+    if not box then
+      box = {}
+      boxes[k] = box
+    end
+    return box
+  end
   function c.row(n, line)
     c.rows = n
     if kind(line) ~= "object" then
@@ -38,27 +53,38 @@ local function raw_consumer()
     end
     if c.nonobject or c.unhashable then return end
     local suite, member = line.suite, line.member
-    local ks, km = value.key(suite), value.key(member)
+    local ks, km = key_of(suite), key_of(member)
     if not ks or not km then
       c.unhashable = n
       return
     end
-    local paired = line.defective_failed == true and line.clean_passed == true
-    if not value.eq(line.detected, paired) then
+    local detected, clean = line.detected, line.clean_passed == true
+    local paired = line.defective_failed == true and clean
+    if detected ~= paired and not value.eq(detected, paired) then
       c.contradictions[#c.contradictions + 1] = { n = n, suite = suite, member = member }
     end
-    local gk = ks .. "\0" .. km
-    local g = c.groups[gk]
+    local by_member = c.groups[ks]
+    if not by_member then
+      by_member = {}
+      c.groups[ks] = by_member
+    end
+    local g = by_member[km]
     if not g then
-      g = { suite = suite, member = member, suite_key = ks, n = 0, det = 0, fa = 0 }
-      c.groups[gk] = g
+      g = { suite = suite, member = member, suite_key = ks, member_key = km, n = 0, det = 0, fa = 0 }
+      by_member[km] = g
       c.order[#c.order + 1] = g
     end
-    local det = line.detected == true and 1 or 0
-    local fa = line.clean_passed ~= true and 1 or 0
+    local det = detected == true and 1 or 0
+    local fa = clean and 0 or 1
     g.n, g.det, g.fa = g.n + 1, g.det + det, g.fa + fa
     local b = c.board
     b.n, b.det, b.fa = b.n + 1, b.det + det, b.fa + fa
+  end
+  function c.group(suite, member)
+    local ks, km = key_of(suite), key_of(member)
+    if not ks or not km then return nil, false end
+    local by_member = c.groups[ks]
+    return by_member and by_member[km], true, ks, km
   end
   return c
 end
@@ -103,18 +129,17 @@ function M.recompute(ctx)
 
   local seen = {}
   for n, row in ipairs(rows) do
-    local ks, km = value.key(row.suite), value.key(row.member)
-    if not ks or not km then
+    local g, hashable, ks, km = raw.group(row.suite, row.member)
+    if not hashable then
       fails:addf("artifact-unparsable", "%s: row %d suite/member must be scalar identifiers", agg_rel, n)
       return nil
     end
-    local gk = ks .. "\0" .. km
     local name = label(row.suite, row.member)
-    if seen[gk] then
+    seen[ks] = seen[ks] or {}
+    if seen[ks][km] then
       fails:addf("raw-aggregate-mismatch", "%s: duplicate aggregate row", name)
     else
-      seen[gk] = true
-      local g = raw.groups[gk]
+      seen[ks][km] = true
       if not g then
         fails:addf("raw-aggregate-mismatch", "%s: aggregate row has no raw lines", name)
       else
@@ -129,7 +154,7 @@ function M.recompute(ctx)
     end
   end
   for _, g in ipairs(raw.order) do
-    if not seen[g.suite_key .. "\0" .. value.key(g.member)] then
+    if not (seen[g.suite_key] and seen[g.suite_key][g.member_key]) then
       fails:addf("raw-aggregate-mismatch", "%s: raw lines with no aggregate row", label(g.suite, g.member))
     end
   end
