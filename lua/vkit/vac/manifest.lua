@@ -74,6 +74,15 @@ local function nonempty_array(v)
   return kind(v) == "array" and #v > 0
 end
 
+-- A non-empty array of strings that each carry a non-space character.
+local function nonblank_list(v)
+  if not nonempty_array(v) then return false end
+  for _, x in ipairs(v) do
+    if not nonblank(x) then return false end
+  end
+  return true
+end
+
 --- The schema rules of SPEC §2 (and §2.5.1 for 0.2); appends failures.
 function M.validate(m, failures)
   local version = m.vac_version
@@ -107,14 +116,7 @@ function M.validate(m, failures)
   local claim = need_object(m, "claim", "claim")
   need_text(claim, "capability", "claim.capability")
   need_text(claim, "scope", "claim.scope")
-  local lims = claim.limitations
-  local lims_ok = nonempty_array(lims)
-  if lims_ok then
-    for _, l in ipairs(lims) do
-      if not nonblank(l) then lims_ok = false end
-    end
-  end
-  if not lims_ok then failures:add("empty-limitations") end
+  if not nonblank_list(claim.limitations) then failures:add("empty-limitations") end
 
   local subject = need_object(m, "subject", "subject")
   if subject.kind ~= "agent" and subject.kind ~= "suite-archetype" then
@@ -179,14 +181,7 @@ function M.validate(m, failures)
   elseif nonblank(protocol.issuer_commit) and rc ~= protocol.issuer_commit then
     failures:addf("issuer-commit-mismatch", "replay %s != protocol %s", rc, protocol.issuer_commit)
   end
-  local cmds = replay.commands
-  local cmds_ok = nonempty_array(cmds)
-  if cmds_ok then
-    for _, c in ipairs(cmds) do
-      if not nonblank(c) then cmds_ok = false end
-    end
-  end
-  if not cmds_ok then failures:add("schema-violation", "replay.commands: non-empty list of commands required") end
+  if not nonblank_list(replay.commands) then failures:add("schema-violation", "replay.commands: non-empty list of commands required") end
   if not nonblank(replay.expected) then failures:add("schema-violation", "replay.expected: expected outcome required") end
 end
 

@@ -45,4 +45,14 @@ function M.describe(unknown)
 end
 
 M.TABLE = table.concat(policy.severity_order, "/")
+
+--- Names the labels outside the table as artifact-unparsable; true when
+--  there were any (the check then recomputes nothing).
+function M.refuse_unknown(failures, rel, labels, n)
+  local unknown = M.unknown(labels, n)
+  if #unknown == 0 then return false end
+  failures:addf("artifact-unparsable", "%s: severity %s outside the profile's frozen table (%s)", rel,
+    M.describe(unknown), M.TABLE)
+  return true
+end
 return M

@@ -57,12 +57,7 @@ function M.recompute(ctx)
     if c.flagged then flagged = flagged + 1 end
   end
   local accuracy = graded > 0 and number.round(passed_graded / graded, 4) or 0.0
-  local unknown = severity.unknown(labels, graded)
-  if #unknown > 0 then
-    fails:addf("artifact-unparsable", "%s: severity %s outside the profile's frozen table (%s)", art,
-      severity.describe(unknown), severity.TABLE)
-    return nil
-  end
+  if severity.refuse_unknown(fails, art, labels, graded) then return nil end
   local total_w, failed_w = 0, 0
   local kinds, kind_order = {}, {}
   for _, c in ipairs(cases) do

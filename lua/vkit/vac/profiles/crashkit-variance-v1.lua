@@ -35,12 +35,7 @@ function M.recompute(ctx)
   end
   local labels = {}
   for i, r in ipairs(rows) do labels[i] = r.severity end
-  local unknown = severity.unknown(labels, #rows)
-  if #unknown > 0 then
-    fails:addf("artifact-unparsable", "%s: severity %s outside the profile's frozen table (%s)", art,
-      severity.describe(unknown), severity.TABLE)
-    return nil
-  end
+  if severity.refuse_unknown(fails, art, labels, #rows) then return nil end
 
   -- each row's flags must follow from its own counts
   for i, r in ipairs(rows) do

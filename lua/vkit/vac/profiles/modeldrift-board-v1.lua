@@ -291,18 +291,15 @@ function M.flips(series, order)
         for _, t in ipairs(p.fails ~= null and p.fails or {}) do cur[t] = true end
         if prev then
           local when = day(type(p.t) == "string" and p.t or "")
-          for t in pairs(cur) do
-            if not prev[t] then
-              if not counts[t] then tasks[#tasks + 1] = t end
-              counts[t] = (counts[t] or 0) + 1
-              latest[t] = "broke on " .. when
-            end
-          end
-          for t in pairs(prev) do
-            if not cur[t] then
-              if not counts[t] then tasks[#tasks + 1] = t end
-              counts[t] = (counts[t] or 0) + 1
-              latest[t] = "recovered on " .. when
+          -- a task entering the fails set broke; one leaving it recovered
+          for _, step in ipairs { { cur, prev, "broke on " }, { prev, cur, "recovered on " } } do
+            local now, before, verb = step[1], step[2], step[3]
+            for t in pairs(now) do
+              if not before[t] then
+                if not counts[t] then tasks[#tasks + 1] = t end
+                counts[t] = (counts[t] or 0) + 1
+                latest[t] = verb .. when
+              end
             end
           end
         end
