@@ -29,23 +29,26 @@ end
 
 local dir = assert(fs.mkdtemp "/tmp/vkit-bench-vac-")
 
--- Runs a command once; returns seconds, peak RSS in MiB (or nil), exit code.
+-- Runs a command once; returns wall seconds, peak RSS in MiB (or nil), exit
+-- code and CPU seconds (user + system, or nil).  CPU time is reported beside
+-- wall time because the machine is shared: it moves less with the load.
 local function measure(cmd)
   local out = dir .. "/time.out"
-  local full = have_time and ("%s -f '%%e %%M' -o %s %s > /dev/null 2>&1"):format(TIME, b.quote(out), cmd)
+  local full = have_time and ("%s -f '%%U %%S %%M' -o %s %s > /dev/null 2>&1"):format(TIME, b.quote(out), cmd)
     or (cmd .. " > /dev/null 2>&1")
   local t0 = vkit.sys.monotonic_ms()
   local _, _, code = os.execute(full)
   local wall = (vkit.sys.monotonic_ms() - t0) / 1000
-  local rss
+  local rss, cpu
   if have_time then
     local f = io.open(out)
     local text = f and f:read "a" or ""
     if f then f:close() end
-    rss = tonumber(text:match "%d+%.?%d*%s+(%d+)%s*$")
-    rss = rss and rss / 1024
+    local user, sys, kib = text:match "([%d.]+)%s+([%d.]+)%s+(%d+)%s*$"
+    rss = kib and tonumber(kib) / 1024
+    cpu = user and (tonumber(user) + tonumber(sys))
   end
-  return wall, rss, code
+  return wall, rss, code, cpu
 end
 
 local function vkit_cmd(bundle) return ("%s vac verify %s"):format(b.quote(vkit.exe), b.quote(bundle)) end
@@ -54,15 +57,18 @@ local function ref_cmd(bundle)
 end
 
 local function best(n, cmd)
-  local t, rss, code = math.huge, nil, nil
+  local t, rss, code, cpu = math.huge, nil, nil, nil
   for _ = 1, n do
-    local w, r, c = measure(cmd)
+    local w, r, c, u = measure(cmd)
     if w < t then t = w end
+    if u and (cpu == nil or u < cpu) then cpu = u end
     rss = math.max(rss or 0, r or 0)
     code = c
   end
-  return t, (have_time and rss or nil), code
+  return t, (have_time and rss or nil), code, cpu
 end
+
+local function secs(x) return x and ("%.2fs"):format(x) or "n/a" end
 
 local function mib(x) return x and ("%.0f MiB"):format(x) or "n/a" end
 
@@ -71,16 +77,27 @@ local function mib(x) return x and ("%.0f MiB"):format(x) or "n/a" end
 if fs.lstat(CORPUS .. "/cases") and not os.getenv "VAC_BENCH_SKIP_CORPUS" then
   local cases = assert(fs.list(CORPUS .. "/cases"))
   local function total(cmd_of)
-    local sum = 0
-    for _, name in ipairs(cases) do sum = sum + (best(3, cmd_of(CORPUS .. "/cases/" .. name))) end
-    return sum
+    local sum, cpu = 0, 0
+    for _, name in ipairs(cases) do
+      local w, _, _, u = best(3, cmd_of(CORPUS .. "/cases/" .. name))
+      sum, cpu = sum + w, cpu + (u or 0)
+    end
+    return sum, cpu
   end
-  local tv = total(vkit_cmd)
-  print(("corpus: %d cases cold, vkit %.3fs total (%.1f ms per case)"):format(#cases, tv, tv / #cases * 1000))
+  -- the verifier's own work, without process start (os.clock is CPU time)
+  local c0 = os.clock()
+  for _ = 1, 5 do
+    for _, name in ipairs(cases) do vkit.vac.verify(CORPUS .. "/cases/" .. name) end
+  end
+  print(("corpus: in-process, vkit %.2f ms CPU per case (process start excluded)"):format(
+    (os.clock() - c0) / (5 * #cases) * 1000))
+  local tv, cv = total(vkit_cmd)
+  print(("corpus: %d cases cold, vkit %.3fs wall (%.1f ms per case), %.3fs CPU (%.1f ms per case)"):format(#cases, tv,
+    tv / #cases * 1000, cv, cv / #cases * 1000))
   if REF then
-    local tr = total(ref_cmd)
-    print(("corpus: reference %.3fs total (%.1f ms per case); ratio %.1fx (target >= 5x)"):format(tr,
-      tr / #cases * 1000, tr / tv))
+    local tr, cr = total(ref_cmd)
+    print(("corpus: reference %.3fs wall (%.1f ms per case), %.3fs CPU; ratio %.1fx wall, %.1fx CPU (target >= 5x)")
+      :format(tr, tr / #cases * 1000, cr, tr / tv, cv > 0 and cr / cv or 0))
   else
     print "corpus: reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)"
   end
@@ -199,13 +216,14 @@ end
 
 local function large(label, root, build)
   build(root)
-  local vt, vr, vcode = best(3, vkit_cmd(root))
-  print(("%s: vkit %.2fs, peak %s, exit %d"):format(label, vt, mib(vr), vcode))
+  local vt, vr, vcode, vc = best(3, vkit_cmd(root))
+  print(("%s: vkit %.2fs wall, %s CPU, peak %s, exit %d"):format(label, vt, secs(vc), mib(vr), vcode))
   if vcode ~= 0 then print(label .. ": WARNING: vkit did not pass the generated bundle") end
   if REF then
-    local rt, rr, rcode = best(1, ref_cmd(root))
-    print(("%s: reference %.2fs, peak %s, exit %d; ratio %.1fx (target >= 10x), memory %s"):format(label, rt, mib(rr),
-      rcode, rt / vt, (vr and rr) and ("%.2fx of the reference's"):format(vr / rr) or "n/a"))
+    local rt, rr, rcode, rc = best(1, ref_cmd(root))
+    print(("%s: reference %.2fs wall, %s CPU, peak %s, exit %d; ratio %.1fx wall (target >= 10x), memory %s")
+      :format(label, rt, secs(rc), mib(rr), rcode, rt / vt,
+        (vr and rr) and ("%.2fx of the reference's"):format(vr / rr) or "n/a"))
   else
     print(label .. ": reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)")
   end
