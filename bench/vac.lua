@@ -16,7 +16,7 @@ local number = require "vkit.vac.number"
 local json, fs, hash = vkit.json, vkit.fs, vkit.hash
 
 local REF = os.getenv "VAC_REFERENCE"
-local CORPUS = os.getenv "VAC_CORPUS" or (vkit.root .. "/../shared/conformance/vac")
+local CORPUS = os.getenv "VAC_CORPUS" or (vkit.root .. "/fixtures/conformance/vac")
 local FLEET_ROWS = tonumber(os.getenv "VAC_BENCH_FLEET_ROWS") or 1000000
 local CRASH_CASES = tonumber(os.getenv "VAC_BENCH_CRASH_CASES") or 200000
 local TIME = "/usr/bin/time"

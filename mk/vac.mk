@@ -2,7 +2,9 @@
 #   make conformance    every case of the reference corpus: verdict and reason set
 #   make bench-vac      bench/vac.lua (VAC_REFERENCE=/path/to/vac-protocol compares)
 #   make vac-fixtures   regenerate fixtures/vac (byte-reproducible)
-VAC_CORPUS ?= ../shared/conformance/vac
+# A copy of ../shared/conformance/vac, kept in the repository so a fresh clone
+# anywhere can run it (see fixtures/conformance/vac/README.md).
+VAC_CORPUS ?= fixtures/conformance/vac
 
 .PHONY: conformance bench-vac vac-fixtures
 conformance: vkit

@@ -6,7 +6,7 @@ local t = require "tests.support.run"
 local fs, json = vkit.fs, vkit.json
 
 local FIXTURES = vkit.root .. "/fixtures/vac"
-local CORPUS = vkit.root .. "/../shared/conformance/vac"
+local CORPUS = vkit.root .. "/fixtures/conformance/vac"
 
 local function copy_tree(src, dst)
   assert(fs.mkdirs(dst))
