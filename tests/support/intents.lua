@@ -4,6 +4,8 @@ local json = vkit.json
 local t = require "tests.support.run"
 local authoring = require "vkit.change.authoring"
 
+local host_tools = require "vkit.change.host_tools"
+
 local M = {}
 
 M.artifacts = {
@@ -28,6 +30,22 @@ M.contract.requirements[#M.contract.requirements + 1] = { inputs = { { from = 50
 
 M.source = "def score(x):\n    return min(2 * x, 100)\n"
 
+--- Artifacts for a language, with this host's tools pinned in the
+--  environment model.  observation: fields overriding the default policy.
+function M.artifacts_for(language, source, observation)
+  local policy = { schema_version = 1, repetitions = 2, selection = "spread", max_inputs = 6, shrink_limit = 6,
+                   process_deadline_ms = 10000 }
+  for k, v in pairs(observation or {}) do policy[k] = v end
+  local env = assert(host_tools.environment_model { language })
+  return {
+    binding_map = { path = "verification/binding.json", bytes = json.encode { schema_version = 1, language = language,
+                    source = source, ["function"] = "score" } },
+    codec = M.artifacts.codec,
+    observation_policy = { path = "verification/observation.json", bytes = json.encode(policy) },
+    environment_model = { path = "verification/environment.json", bytes = json.encode(env, { indent = 2 }) },
+  }
+end
+
 --- Builds the repository; returns a context table:
 --  {repo, dir, cleanup, files, digest, target, revision, commit(files, parent)}
 function M.project(opts)
@@ -40,7 +58,7 @@ function M.project(opts)
     artifacts = opts.artifacts or M.artifacts,
   }
   files["verification/change-intents/accepted.v1.json"] = authoring.accepted { digest }
-  files["src/score.py"] = opts.source or M.source
+  files[opts.source_path or "src/score.py"] = opts.source or M.source
   for k, v in pairs(opts.extra or {}) do files[k] = v end
   local ctx = { repo = repo, dir = dir, files = files, digest = digest, revision = revision }
   function ctx.commit(changes, parent, removals)

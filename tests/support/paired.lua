@@ -1,0 +1,24 @@
+--- Running paired execution and change analysis directly in a spec.
+local vkit = require "vkit"
+local worker = require "vkit.store.worker"
+local analysis = require "vkit.change.analysis"
+local preflight = require("vkit.change").preflight
+
+local M = {}
+
+function M.ctx()
+  local never = function() return false end
+  return { cancelled = never, run_process = function(spec) return worker.run_process(spec, never) end }
+end
+
+--- Preflights `candidate` in project p and runs the analysis; returns
+--  analysis, paired report, the run dir.
+function M.analyse(p, candidate, claim)
+  local bound = assert(preflight(p.repo, p.request(candidate, claim), p.target))
+  local dir = p.dir .. "/run-" .. candidate:sub(1, 8) .. "-" .. vkit.sys.random_hex(3)
+  local result, report = analysis.run(bound, { repo = p.repo, dir = dir, ctx = M.ctx(),
+                                               deadline_at = vkit.sys.monotonic_ms() + 300000 })
+  return result, report, dir
+end
+
+return M
