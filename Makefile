@@ -70,8 +70,10 @@ sanitize: vkit vkit-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ./vkit-asan script tests/run.lua
 
-demo: vkit
-	./vkit script examples/inventory.lua
+# The main job on the bundled example: change certification in Rust,
+# Python and TypeScript (examples/certify.lua builds the demo repository).
+demo: vkit typescript
+	./vkit script examples/certify.lua
 
 bench: vkit
 	@for b in bench/*.lua; do echo "== $$b"; ./vkit script $$b || exit 1; done

@@ -48,10 +48,14 @@ function M.assess_report(bound, report, dir)
   local valid, why = M.validate_report(report, dir)
   local observations = valid and paired.for_assessment(report) or {}
   local selected = report.selection and report.selection.selected or 0
-  local shrink = 0
-  for _, o in ipairs(observations) do if o.shrink then shrink = shrink + 1 end end
+  local shrink, distinct, seen = 0, 0, {}
+  for _, o in ipairs(observations) do
+    if o.shrink then shrink = shrink + 1 end
+    if not seen[o.input] then seen[o.input], distinct = true, distinct + 1 end
+  end
+  local domain = require("vkit.change.ranges").count(bound.intent.contract.domain.inputs)
   result = assess.assess(bound.intent.contract, bound.difference_policy.guards, observations,
-    { selected = selected + shrink, omitted = report.selection and report.selection.omitted or 0 })
+    { selected = selected + shrink, omitted = domain - distinct })
   if not valid then
     result.status = "unknown"
     result.findings[#result.findings + 1] = { verdict = "undecided", rule = "retained-evidence", message = why }

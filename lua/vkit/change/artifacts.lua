@@ -53,7 +53,7 @@ M.schemas = {
   environment_model = S.object {
     schema_version = S.const(1),
     env = S.map(S.string { max = 4096 }, { key_pattern = "^[%a_][%w_]*$", key_what = "an environment variable name", max = 64 }),
-    toolchains = S.map(S.map(S.either(tool, S.array(tool, { max = 64 })), { max = 16 }),
+    toolchains = S.map(S.map(S.either(tool, S.array(tool, { max = 4096 })), { max = 16 }),
                        { key_pattern = "^[%a]+$", max = 8 }),
   },
 }

@@ -51,6 +51,7 @@ function M.shadow(store, run)
     out.candidate = s.candidate or json.null
   else
     out.methods = json.array()
+    out.blocked = json.null
   end
   return out
 end

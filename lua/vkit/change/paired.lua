@@ -183,7 +183,7 @@ local function prepare_side(repo, bound, binding, chain, env, runner, side_name)
   side.driver_path = runner:retain(("drivers/%s/%s"):format(side_name, driver_name), driver_source)
   side.driver_pin = toolchain.file_pin(side.driver_path)
   side.module_pin = toolchain.file_pin(module_path)
-  local build = toolchain.build_spec(binding.language, chain, side, env)
+  local build, output = toolchain.build_spec(binding.language, chain, side, env)
   if build then
     runner.progress(("building %s (%s)"):format(side_name, binding.language))
     local result, why = runner:launch("build " .. side_name, build, limits.build_deadline_ms)
@@ -193,10 +193,10 @@ local function prepare_side(repo, bound, binding, chain, env, runner, side_name)
       return nil, "build", ("the %s build failed (%s %s): %s"):format(side_name, result.status, tostring(result.code),
         (result.stderr or ""):sub(1, 2000))
     end
-    local built = fs.lstat(build.output)
-    if not built or built.kind ~= "file" then return nil, "build", "the build produced no " .. build.output end
-    side.built = toolchain.file_pin(build.output)
-    runner:retain_existing(build.output:sub(#runner.dir + 2))
+    local built = fs.lstat(output)
+    if not built or built.kind ~= "file" then return nil, "build", "the build produced no " .. output end
+    side.built = toolchain.file_pin(output)
+    runner:retain_existing(output:sub(#runner.dir + 2))
   end
   return side
 end

@@ -33,8 +33,8 @@ function M.compiled_path(module_path, out_dir)
   return out_dir .. "/" .. module_path:match "([^/]+)%.ts$" .. ".js"
 end
 
---- The build step of a side, or nil when the language needs none.
---  side = {dir, module_path, driver_path, out_dir}
+--- The build step of a side: a vkit.proc spec and the file it produces, or
+--  nil when the language needs no build.  side = {module_path, driver_path, out_dir}
 function M.build_spec(language, chain, side, env)
   local deps = chain.dependencies
   if language == "rust" then
@@ -46,8 +46,7 @@ function M.build_spec(language, chain, side, env)
       argv = { rustc.path, "--edition=2021", "-C", "opt-level=1", "-C", "debuginfo=0", "--crate-type=bin",
                "--crate-name=vkit_driver", "-o", side.out_dir .. "/driver", side.driver_path },
       env = env, cwd = side.out_dir, pins = pins(rustc.sha256, files),
-      output = side.out_dir .. "/driver",
-    }
+    }, side.out_dir .. "/driver"
   elseif language == "typescript" then
     local tsc = chain.tools.tsc
     local files = { file_pin(side.module_path) }
@@ -57,8 +56,7 @@ function M.build_spec(language, chain, side, env)
       argv = { tsc.path, "--target", "es2020", "--module", "commonjs", "--strict", "--noEmitOnError",
                "--skipLibCheck", "--pretty", "false", "--outDir", side.out_dir, side.module_path },
       env = env, cwd = side.out_dir, pins = pins(tsc.sha256, files),
-      output = M.compiled_path(side.module_path, side.out_dir),
-    }
+    }, M.compiled_path(side.module_path, side.out_dir)
   end
   return nil
 end

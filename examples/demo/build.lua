@@ -1,0 +1,90 @@
+--- Builds the demo repository for examples/certify.lua: one accepted
+-- intent per language (Rust, Python, TypeScript) over the same contract,
+-- a base commit, and two candidates per language, one conforming and one
+-- with a planted violation (rounding instead of flooring).
+--
+--   local demo = dofile(vkit.root .. "/examples/demo/build.lua").build(dir)
+--   demo.path, demo.target, demo.requests[language][variant] (request file)
+local vkit = require "vkit"
+local json = vkit.json
+local authoring = require "vkit.change.authoring"
+local host_tools = require "vkit.change.host_tools"
+
+local M = {}
+
+local HERE = vkit.root .. "/examples/demo"
+M.LANGUAGES = { "rust", "python", "typescript" }
+M.VARIANTS = { "conforming", "violating" }
+local EXT = { rust = "rs", python = "py", typescript = "ts" }
+
+-- level(points) = min(points / 100, 10) on 0..2047 (integer division).
+function M.contract()
+  local requirements = {}
+  for k = 0, 9 do
+    requirements[#requirements + 1] = { inputs = { { from = 100 * k, to = 100 * k + 99 } }, outputs = { k } }
+  end
+  requirements[#requirements + 1] = { inputs = { { from = 1000, to = 2047 } }, outputs = { 10 } }
+  return { inputs = { { from = 0, to = 2047 } }, observations = { { from = 0, to = 10 } }, requirements = requirements }
+end
+
+local function source(language, variant)
+  return assert(vkit.fs.read(("%s/%s/%s.%s"):format(HERE, language, variant, EXT[language]), 1 << 20))
+end
+
+function M.build(dir)
+  assert(vkit.fs.mkdirs(dir .. "/requests"))
+  local repo = assert(vkit.git.init(dir .. "/project"))
+  local env = assert(host_tools.environment_model(M.LANGUAGES))
+  local shared = {
+    codec = { path = "verification/codec.json", bytes = '{"schema_version":1,"input":"u32-le","output":"decimal-u32-line"}\n' },
+    observation_policy = { path = "verification/observation.json", bytes = json.encode({ schema_version = 1,
+      repetitions = 2, selection = "spread", max_inputs = 12, shrink_limit = 8, process_deadline_ms = 10000 }, { indent = 2 }) .. "\n" },
+    environment_model = { path = "verification/environment.json", bytes = json.encode(env, { indent = 2 }) .. "\n" },
+  }
+  local files, digests, revisions = {}, {}, {}
+  for _, language in ipairs(M.LANGUAGES) do
+    local path = "src/level." .. EXT[language]
+    files[path] = source(language, "base")
+    local artifacts = {
+      binding_map = { path = ("verification/%s-binding.json"):format(language), bytes = json.encode { schema_version = 1,
+        language = language, source = path, ["function"] = "level" } .. "\n" },
+      codec = shared.codec, observation_policy = shared.observation_policy, environment_model = shared.environment_model,
+    }
+    local revision_files, digest, revision = authoring.revision {
+      requirement = { source = "DEMO-1", statement = "level(points) is the number of whole hundreds in points, at most 10" },
+      contract = M.contract(), artifacts = artifacts,
+    }
+    for k, v in pairs(revision_files) do files[k] = v end
+    digests[language], revisions[language] = digest, revision
+  end
+  files["verification/change-intents/accepted.v1.json"] = authoring.accepted {
+    digests.rust, digests.python, digests.typescript }
+  local function commit(tree_files, parent, message)
+    local entries = {}
+    for path, bytes in pairs(tree_files) do entries[#entries + 1] = { path = path, bytes = bytes } end
+    return assert(repo:commit_tree { tree = assert(repo:write_tree(entries)), message = message,
+                                     parents = parent and { parent } or json.array() })
+  end
+  local target = commit(files, nil, "level: accepted intent and base implementation\n")
+  assert(repo:set_ref("refs/heads/main", target))
+  local demo = { path = dir .. "/project", repo = repo, target = target, requests = {}, candidates = {} }
+  for _, language in ipairs(M.LANGUAGES) do
+    demo.requests[language], demo.candidates[language] = {}, {}
+    local r = revisions[language]
+    local claim = authoring.contract(M.contract(), { codec = r.artifacts.codec.sha256,
+      observation_policy = r.artifacts.observation_policy.sha256, environment_model = r.artifacts.environment_model.sha256 })
+    for _, variant in ipairs(M.VARIANTS) do
+      local changed = {}
+      for k, v in pairs(files) do changed[k] = v end
+      changed["src/level." .. EXT[language]] = source(language, variant)
+      local candidate = commit(changed, target, ("level (%s): %s candidate\n"):format(language, variant))
+      local request_path = ("%s/requests/%s-%s.json"):format(dir, language, variant)
+      assert(vkit.fs.write_atomic(request_path, authoring.request(target, candidate, digests[language], claim)))
+      demo.requests[language][variant] = request_path
+      demo.candidates[language][variant] = candidate
+    end
+  end
+  return demo
+end
+
+return M

@@ -1,0 +1,3 @@
+def level(points):
+    hundreds = points // 100
+    return 10 if hundreds > 10 else hundreds

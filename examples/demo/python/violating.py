@@ -1,0 +1,2 @@
+def level(points):
+    return min(round(points / 100), 10)

@@ -1,0 +1,3 @@
+export function level(points: number): number {
+  return Math.min(Math.floor(points / 100), 10);
+}
