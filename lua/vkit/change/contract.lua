@@ -92,6 +92,21 @@ function M.to_json(c)
            requirements = requirements }
 end
 
+--- The document form of a normal form (sets as {from, to} objects): a
+--  contract that claims exactly what `c` says.
+function M.to_document(c)
+  local function set(r)
+    local out = json.array()
+    for i, span in ipairs(r) do out[i] = { from = span[1], to = span[2] } end
+    return out
+  end
+  local requirements = json.array()
+  for i, r in ipairs(c.requirements) do requirements[i] = { inputs = set(r.inputs), outputs = set(r.outputs) } end
+  local domain = { inputs = set(c.domain.inputs) }
+  for _, h in ipairs(M.DOMAIN_HASHES) do domain[h] = c.domain[h] end
+  return { signature = c.signature, domain = domain, observations = set(c.observations), requirements = requirements }
+end
+
 --- The legal outputs (ranges) for one input of the domain.
 function M.legal(c, input)
   local legal = c.observations

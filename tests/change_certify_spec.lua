@@ -1,0 +1,92 @@
+-- `vkit change certify` through the job store, in all three languages.
+local vkit = require "vkit"
+local json = vkit.json
+local t = require "tests.support.run"
+local intents = require "tests.support.intents"
+
+local SOURCES = {
+  rust = { path = "src/score.rs",
+           base = "pub fn score(x: u32) -> u32 {\n    if x >= 50 {\n        return 100;\n    }\n    x * 2\n}\n",
+           good = "pub fn score(x: u32) -> u32 {\n    let doubled: u32 = x * 2;\n    if doubled > 100 { 100 } else { doubled }\n}\n",
+           bad = "pub fn score(x: u32) -> u32 {\n    if x >= 30 {\n        return 100;\n    }\n    x * 2\n}\n" },
+  typescript = { path = "src/score.ts",
+                 base = "export function score(x: number): number {\n  return Math.min(2 * x, 100);\n}\n",
+                 good = "export function score(x: number): number {\n  const d = x + x;\n  return d > 100 ? 100 : d;\n}\n",
+                 bad = "export function score(x: number): number {\n  return x >= 30 ? 100 : 2 * x;\n}\n" },
+}
+
+local function certify(p, candidate, extra)
+  t.write(p.dir .. "/request.json", p.request(candidate))
+  local argv = { "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
+                 "--trusted-target", p.target, "--wait", "60", "--json" }
+  for _, a in ipairs(extra or {}) do argv[#argv + 1] = a end
+  local r = t.vkit(argv)
+  return json.decode(r.stdout), r
+end
+
+describe("vkit change certify", function()
+  local p
+  after_each(function()
+    if p then
+      os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. p.dir) .. " 2>/dev/null")
+      p.cleanup()
+    end
+    p = nil
+  end)
+
+  for _, language in ipairs { "rust", "typescript" } do
+    it(("observes conformance and a violation in %s, with real compilers"):format(language), function()
+      local s = SOURCES[language]
+      p = intents.project { artifacts = intents.artifacts_for(language, s.path, { max_inputs = 6, shrink_limit = 6 }),
+                            source_path = s.path, source = s.base }
+      local good, r = certify(p, p.commit({ [s.path] = s.good }, p.target))
+      assert.equal(0, r.code, r.stderr .. r.stdout)
+      assert.equal("observed_conformance", good.outcome)
+      assert.equal("finite_paired", good.methods[1].method)
+      assert.is_false(good.source_proof)
+      assert.is_false(good.approval_authority)
+      assert.equal("ISSUE-42", good.requirement.source)
+      assert.equal(p.digest, good.intent_digest)
+      local bad
+      bad, r = certify(p, p.commit({ [s.path] = s.bad }, p.target))
+      assert.equal(1, r.code)
+      assert.equal("observed_violation", bad.outcome)
+      -- vkit run show works on the same durable run
+      local shown = t.vkit { "run", "show", "--run", bad.run_id, "--project", p.dir .. "/project", "--json" }
+      assert.equal("observed_violation", json.decode(shown.stdout).outcome)
+    end)
+  end
+
+  it("blocks an explicitly requested method that cannot run, without falling back", function()
+    p = intents.project { artifacts = intents.artifacts_for("python", "src/score.py", { max_inputs = 2 }) }
+    local out, r = certify(p, p.target, { "--method", "rust_kani" })
+    assert.equal(1, r.code)
+    assert.equal("blocked", out.outcome)
+    assert.equal("unsupported_binding", out.blocked.reason)
+    assert.equal(0, #out.methods)
+  end)
+
+  it("records a preflight refusal as a blocked shadow job", function()
+    p = intents.project { artifacts = intents.artifacts_for("python", "src/score.py", { max_inputs = 2 }) }
+    local bad_candidate = p.commit({ ["verification/codec.json"] = "{}\n" }, p.target)
+    local out, r = certify(p, bad_candidate)
+    assert.equal(1, r.code)
+    assert.equal("blocked", out.outcome)
+    assert.equal("preflight", out.blocked.stage)
+    assert.equal("artifact-changed-in-candidate", out.blocked.reason)
+  end)
+
+  it("answers usage errors with exit 2", function()
+    p = intents.project()
+    assert.equal(2, t.vkit({ "change" }).code)
+    assert.equal(2, t.vkit({ "change", "certify", "--project", p.dir .. "/project" }).code)
+    t.write(p.dir .. "/bad.json", "{")
+    assert.equal(2, t.vkit({ "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/bad.json",
+                             "--trusted-target", p.target }).code)
+    t.write(p.dir .. "/request.json", p.request(p.target))
+    assert.equal(2, t.vkit({ "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
+                             "--trusted-target", p.target, "--method", "guess" }).code)
+    assert.equal(2, t.vkit({ "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
+                             "--trusted-target", p.target, "--wait", "61" }).code)
+  end)
+end)
