@@ -475,9 +475,10 @@ static void terminate(Run *r, int reason, ms_t now) {
 
 static void capped(Run *r) {
   if (r->end_reason == END_NONE) r->end_reason = END_CAP;
+  /* SIGKILL first: a writer then dies of it, not of SIGPIPE from the close. */
+  if (!r->kill_sent) kill_now(r);
   close_fd(&r->out_fd);
   close_fd(&r->err_fd);
-  if (!r->kill_sent) kill_now(r);
 }
 
 static void drain(Run *r) {
