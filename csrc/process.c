@@ -243,15 +243,21 @@ static int valid_sha256(const char *s, size_t len) {
 
 /* An array of strings (the table on top) as a NULL-terminated vector in a
  * new userdata (left on the stack); *nul set when an element holds a NUL. */
-static const char **string_array(lua_State *L, const char *what, size_t *count, int *nul) {
-  int t = lua_gettop(L);
+/* Raises unless the table at t is a sequence: keys 1..n and nothing else. */
+static size_t check_array(lua_State *L, int t, const char *what) {
   size_t n = lua_rawlen(L, t);
   lua_pushnil(L);
   while (lua_next(L, t)) {
     lua_Integer i = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : 0;
-    if (i < 1 || (size_t)i > n) luaL_error(L, "%s must be an array (a sequence of strings)", what);
+    if (i < 1 || (size_t)i > n) luaL_error(L, "%s must be an array", what);
     lua_pop(L, 1);
   }
+  return n;
+}
+
+static const char **string_array(lua_State *L, const char *what, size_t *count, int *nul) {
+  int t = lua_gettop(L);
+  size_t n = check_array(L, t, what);
   const char **v = lua_newuserdatauv(L, (n + 1) * sizeof *v, 0);
   for (size_t i = 0; i < n; i++) {
     size_t len;
@@ -404,7 +410,7 @@ static int pump(Run *r, int fd, Buf *b) {
     size_t used = r->out.n + r->err.n, room = r->cap > used ? r->cap - used : 0;
     size_t want = room < 65535 ? room + 1 : 65536;
     if (buf_reserve(b, want) != 0) want = b->cap - b->n; /* out of memory: read less */
-    if (want == 0) return PUMP_CAPPED;
+    if (want == 0) return r->truncated = 1, PUMP_CAPPED;
     ssize_t n = read(fd, b->p + b->n, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return PUMP_AGAIN;
@@ -469,9 +475,10 @@ static void terminate(Run *r, int reason, ms_t now) {
 
 static void capped(Run *r) {
   if (r->end_reason == END_NONE) r->end_reason = END_CAP;
+  /* SIGKILL first: a writer then dies of it, not of SIGPIPE from the close. */
+  if (!r->kill_sent) kill_now(r);
   close_fd(&r->out_fd);
   close_fd(&r->err_fd);
-  if (!r->kill_sent) kill_now(r);
 }
 
 static void drain(Run *r) {
@@ -634,7 +641,7 @@ static void parse_pins(lua_State *L, int spec, LaunchSpec *s) {
   lua_pop(L, 1);
   if (opt_table(L, t, "files", "spec.pins.files")) {
     int f = lua_gettop(L);
-    size_t n = lua_rawlen(L, f);
+    size_t n = check_array(L, f, "spec.pins.files");
     const char **paths = lua_newuserdatauv(L, (n + 1) * sizeof *paths, 0);
     const char **hashes = lua_newuserdatauv(L, (n + 1) * sizeof *hashes, 0);
     for (size_t i = 0; i < n; i++) {
@@ -643,7 +650,8 @@ static void parse_pins(lua_State *L, int spec, LaunchSpec *s) {
       lua_getfield(L, -1, "path");
       lua_getfield(L, -2, "sha256");
       const char *hash = lua_tolstring(L, -1, &len);
-      if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "spec.pins.files[%d].path must be a string", (int)i + 1);
+      if (lua_type(L, -2) != LUA_TSTRING || strlen(lua_tostring(L, -2)) != lua_rawlen(L, -2))
+        luaL_error(L, "spec.pins.files[%d].path must be a string without NUL", (int)i + 1);
       if (lua_type(L, -1) != LUA_TSTRING || !valid_sha256(hash, len))
         luaL_error(L, "spec.pins.files[%d].sha256 must be 64 lowercase hex digits", (int)i + 1);
       paths[i] = lua_tostring(L, -2);

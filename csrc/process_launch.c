@@ -413,6 +413,7 @@ static pid_t start_child(Child *c, void *stack, size_t stack_size, CgSlot *cg, i
       syscall(SYS_waitid, P_PIDFD, *pidfd, &si, WEXITED, NULL);
       close(*pidfd);
       *pidfd = -1;
+      cg->killed = 1; /* so it is not handed out again */
     } else if (errno == ENOSYS || errno == E2BIG) {
       clone3_usable = 0;
     } else if (!cg) {

@@ -56,6 +56,15 @@
 
 static pid_t my_pid, my_sid;
 static Run *live_head;
+static void tree_atexit(void);
+
+/* The exit handler kills live runs and removes our cgroups; registered by
+ * whichever comes first, the first launch or the first cgroup. */
+static void need_atexit(void) {
+  static int registered;
+  if (!registered) atexit(tree_atexit);
+  registered = 1;
+}
 
 ms_t proc_now_ms(void) {
   struct timespec ts;
@@ -193,6 +202,7 @@ static void cg_init(void) {
     fmt(cg_reason, sizeof cg_reason, "this process's cgroup path is too long");
     return;
   }
+  need_atexit();
   if (mkdir(cg_base_fs, 0755) != 0 && errno != EEXIST) {
     fmt(cg_reason, sizeof cg_reason, "cannot create %s: %s", cg_base_fs, strerror(errno));
     return;
@@ -333,7 +343,7 @@ static void cg_members(const CgSlot *s, PidSet *out, pid_t except) {
 /* ---- the live runs ------------------------------------------------------ */
 
 static void tree_atexit(void) {
-  if (getpid() != my_pid) return; /* a forked child inherits atexit */
+  if (my_pid && getpid() != my_pid) return; /* a forked child inherits atexit */
   for (Run *r = live_head; r; r = r->live_next) {
     if (!r->waited) kill(-r->pid, SIGKILL);
     syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
@@ -352,7 +362,7 @@ static void tree_atexit(void) {
 int tree_init(void) {
   if (my_pid == getpid()) return 0;
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) return errno;
-  if (my_pid == 0) atexit(tree_atexit);
+  need_atexit();
   my_pid = getpid();
   my_sid = getsid(0);
   return 0;

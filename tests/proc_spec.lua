@@ -104,6 +104,9 @@ describe("vkit.proc", function()
       { { exe = "/bin/true", argv = { "true" }, cgroup = "yes" }, "cgroup must be" },
       { { exe = "/bin/true", argv = { "true" }, pins = { exe_sha256 = "ABC" } }, "exe_sha256 must be 64 lowercase hex" },
       { { exe = "/bin/true", argv = { "true" }, pins = { exe = "x" } }, "unknown field 'exe'" },
+      { { exe = "/bin/true", argv = { "true" }, pins = { files = { x = {} } } }, "spec.pins.files must be an array" },
+      { { exe = "/bin/true", argv = { "true" }, pins = { files = { { path = "/x" } } } }, "sha256 must be 64 lowercase hex" },
+      { { exe = "/bin/true", argv = { "true" }, sandbox = { write = "/tmp" } }, "spec.sandbox.write must be a table" },
       { { exe = "/bin/true", argv = { "true" }, rlimits = { cpu = 1 } }, "unknown field 'cpu'" },
       { { exe = "/bin/true", argv = { "true" }, sandbox = { writes = {} } }, "unknown field 'writes'" },
       { { exe = "/bin/true", argv = { "true" }, cancel = io.stdout }, "cancel must be a token" },
@@ -353,6 +356,31 @@ describe("vkit.proc", function()
       end
       assert.is_false(hostile.exists(pid))
       assert.same({}, hostile.leftovers())
+    end)
+
+    it("os.exit kills live runs and their trees and removes vkit's cgroups", function()
+      local pidfile = dir .. "/exit.pid"
+      local script = dir .. "/exit.lua"
+      t.write(script, ([[
+        local vkit = require "vkit"
+        local h = vkit.proc.spawn { exe = "/bin/sh", argv = { "sh", "-c", "sleep 30 & echo $! > %s; wait" } }
+        while not io.open(%q) do vkit.sys.sleep(0.01) end
+        print(vkit.sys.pid())
+        os.exit(0) -- no garbage collection: only the exit handler can clean up
+      ]]):format(pidfile, pidfile))
+      proc.run { exe = "/bin/true", argv = { "true" } } -- we are a subreaper: orphans come back to us
+      local f = io.popen(vkit.exe .. " script " .. script)
+      local inner = f:read "a":match "%d+"
+      f:close() -- waits for the inner vkit: its orphans are handed to us by then
+      assert.is_not_nil(inner)
+      local grandchild = hostile.wait_line(pidfile, 5)
+      local state = hostile.stat(grandchild)
+      assert.is_true(state == nil or state == "Z", "the grandchild survived os.exit")
+      proc.run { exe = "/bin/true", argv = { "true" } } -- reaps it
+      assert.is_false(hostile.exists(grandchild))
+      for _, mount in ipairs { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" } do
+        assert.is_nil(vkit.fs.lstat(mount .. "/vkit-" .. inner))
+      end
     end)
 
     it("garbage collection kills a forgotten process", function()
