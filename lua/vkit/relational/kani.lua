@@ -195,7 +195,9 @@ local function materialise(capture, dir)
   return nil
 end
 
-local function inventory_problem(capture, dir)
+--- Checks that dir holds exactly the capture's files with their captured
+-- bytes: no extra or missing file, no link, no special file.  nil or why not.
+function M.capture_problem(capture, dir)
   local expected = {}
   for _, f in ipairs(capture.files) do expected[f.path] = f end
   local walked, err = vkit.fs.walk(dir)
@@ -291,7 +293,7 @@ function M.run_kani_relational(program, pin, outdir, opts)
     local files = array {}
     for _, f in ipairs(c.files) do files[#files + 1] = { path = f.path, sha256 = f.sha256, mode = f.mode or null } end
     report.captures[side] = { commit = c.commit or null, module = c.module, files = files }
-    problem = materialise(c, outdir .. "/work/" .. side) or inventory_problem(c, outdir .. "/work/" .. side)
+    problem = materialise(c, outdir .. "/work/" .. side) or M.capture_problem(c, outdir .. "/work/" .. side)
     if problem then return finish("infrastructure_failure", "capture_mismatch", side .. ": " .. problem) end
   end
   local q = vkit.policies.relational.kani
@@ -330,7 +332,7 @@ function M.run_kani_relational(program, pin, outdir, opts)
   write_record(outdir, "records/toolchain-after.json", post, report.artifacts)
   if not post.ok then return finish("infrastructure_failure", "toolchain_changed", "after the run") end
   for _, side in ipairs { "base", "candidate" } do
-    problem = inventory_problem(program.captures[side], outdir .. "/work/" .. side)
+    problem = M.capture_problem(program.captures[side], outdir .. "/work/" .. side)
     if problem then return finish("infrastructure_failure", "artifacts_changed", side .. ": " .. problem) end
   end
   if vkit.hash.file(outdir .. "/work/" .. q.harness_file) ~= h.sha256 then

@@ -129,7 +129,7 @@ local function keys_exactly(t, allowed, where)
     return ("%s must be an object"):format(where)
   end
   for k in pairs(t) do
-    if not allowed[k] then return ("%s has an unknown field %q"):format(where, tostring(k)) end
+    if allowed[k] == nil then return ("%s has an unknown field %q"):format(where, tostring(k)) end
   end
   for k, required in pairs(allowed) do
     if required and t[k] == nil then return ("%s lacks %q"):format(where, k) end
@@ -270,7 +270,7 @@ end
 -- compares with the pin.  missing = true when a pinned root or file does
 -- not exist at all (the toolchain is absent rather than changed).
 function M.validate(pin)
-  local changes, missing = {}, false
+  local changes, missing = array {}, false
   for _, name in ipairs(M.tree_names) do
     local tree = pin.trees[name]
     local actual, err, code = M.measure_tree(tree.root)
