@@ -7,10 +7,23 @@
  *   pid()          -> this process's id
  *   uname()        -> {sysname, release, machine}
  *   alive(pid)     -> whether a process with that id exists
+ *   random_hex(n)  -> n random bytes from the kernel, as hex
+ *   spawn_detached{exe, argv, env, cwd, log} -> pid
+ *                     a daemon: double fork, setsid, stdin /dev/null,
+ *                     stdout+stderr appended to `log`, every other fd
+ *                     closed, environment exactly `env`.  It is not
+ *                     supervised (that is vkit.proc's job): it exists so a
+ *                     job-store worker can outlive the command that queued
+ *                     the job.  The pid returned is the daemon's.
  */
 #include "vkit.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,7 +75,118 @@ static int sys_alive(lua_State *L) {
   return 1;
 }
 
+static int sys_random_hex(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, n > 0 && n <= 256, 1, "1..256 bytes");
+  unsigned char buf[256];
+  char hex[513];
+  size_t got = 0;
+  while (got < (size_t)n) {
+    ssize_t r = getrandom(buf + got, (size_t)n - got, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return vkit_fail_errno(L, errno, "getrandom");
+    got += (size_t)r;
+  }
+  vkit_hex(buf, (size_t)n, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+/* Copies an array of strings from the table field into a NULL-terminated
+ * vector kept in a userdata (so an error frees it with the Lua state). */
+static char **string_vector(lua_State *L, int idx, const char *field) {
+  lua_getfield(L, idx, field);
+  luaL_argcheck(L, lua_istable(L, -1), idx, "argv/env must be arrays of strings");
+  lua_Integer n = luaL_len(L, -1);
+  char **v = lua_newuserdatauv(L, (size_t)(n + 1) * sizeof(char *), 0);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, -2, i);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    if (!s || lua_type(L, -1) != LUA_TSTRING || strlen(s) != len) luaL_error(L, "%s[%d] must be a string without NUL", field, (int)i);
+    v[i - 1] = (char *)s; /* anchored by the spec table */
+    lua_pop(L, 1);
+  }
+  v[n] = NULL;
+  lua_remove(L, -2);
+  return v;
+}
+
+static int sys_spawn_detached(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "exe");
+  const char *exe = luaL_checkstring(L, -1);
+  lua_getfield(L, 1, "cwd");
+  const char *cwd = luaL_optstring(L, -1, "/");
+  lua_getfield(L, 1, "log");
+  const char *log = luaL_checkstring(L, -1);
+  char **argv = string_vector(L, 1, "argv");
+  char **env = string_vector(L, 1, "env");
+  luaL_argcheck(L, exe[0] == '/', 1, "exe must be an absolute path");
+  luaL_argcheck(L, argv[0] != NULL, 1, "argv must not be empty");
+  int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (logfd < 0) return vkit_fail_errno(L, errno, log);
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) {
+    close(logfd);
+    return vkit_fail_errno(L, errno, "pipe");
+  }
+  pid_t first = fork();
+  if (first < 0) {
+    int err = errno;
+    close(logfd);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return vkit_fail_errno(L, err, "fork");
+  }
+  if (first == 0) {
+    /* Only async-signal-safe calls from here on. */
+    setsid();
+    pid_t second = fork();
+    if (second != 0) {
+      int rec[2] = {'P', (int)second};
+      if (second > 0) (void)!write(pipefd[1], rec, sizeof rec);
+      _exit(second > 0 ? 0 : 1);
+    }
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0) _exit(127);
+    /* fd 3 reports an exec failure to the caller; exec success closes it. */
+    if (dup2(pipefd[1], 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0) _exit(127);
+    syscall(SYS_close_range, 4, ~0U, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+    if (chdir(cwd) != 0) _exit(127);
+    execve(exe, argv, env);
+    int rec[2] = {'E', errno};
+    (void)!write(3, rec, sizeof rec);
+    _exit(127);
+  }
+  close(pipefd[1]);
+  close(logfd);
+  /* Records of two ints, in either order: {'P', pid} from the intermediate
+   * and {'E', errno} from the daemon if its exec fails.  EOF comes when
+   * both have exited or exec'd (pipe writes of 8 bytes are atomic). */
+  int rec[2], pid = -1, exec_err = 0;
+  for (;;) {
+    ssize_t got = read(pipefd[0], rec, sizeof rec);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != (ssize_t)sizeof rec) break;
+    if (rec[0] == 'P') pid = rec[1];
+    else if (rec[0] == 'E') exec_err = rec[1];
+  }
+  close(pipefd[0]);
+  int status;
+  while (waitpid(first, &status, 0) < 0 && errno == EINTR) {}
+  if (exec_err) return vkit_fail(L, vkit_errno_name(exec_err), "%s: %s", exe, strerror(exec_err));
+  if (pid <= 0) return vkit_fail(L, "spawn-failed", "could not start %s", exe);
+  lua_pushinteger(L, pid);
+  return 1;
+}
+
 static const luaL_Reg sys_funcs[] = {
+  {"random_hex", sys_random_hex}, {"spawn_detached", sys_spawn_detached},
   {"monotonic_ms", sys_monotonic_ms}, {"time", sys_time}, {"sleep", sys_sleep},
   {"pid", sys_pid},  {"uname", sys_uname}, {"alive", sys_alive}, {NULL, NULL}};
 

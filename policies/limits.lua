@@ -8,6 +8,7 @@ return {
     max_invocations = 128,          -- process invocations, builds included
     output_cap = 64 * KiB,          -- combined stdout+stderr per invocation
     deadline_ms = 300 * 1000,       -- starts after Git preflight
+    build_deadline_ms = 120 * 1000, -- one compiler run (within the 300 s)
   },
   -- Rust source admission (seed 001)
   admission = {

@@ -1,0 +1,88 @@
+--- run_change_analysis (seed 001): capture target and candidate once, run
+-- the paired execution, and assess the retained observations against the
+-- accepted standing intent and the target's difference policy.
+--
+-- Before any observation is used, the retained bytes listed by the paired
+-- report are re-hashed and the live execution identity (the declared tools,
+-- hashed now) is compared with the one the report recorded.  Only
+-- successful, validated process outputs count as returned values;
+-- failed-process stdout stays in the retained evidence.
+--
+-- change-analysis.v1.json: { schema_version, status = observed_conformance
+-- | observed_violation | unknown, coverage, findings, paired_report =
+-- {path, sha256, status}, intent_digest, requirement, source_proof = false,
+-- approval_authority = false }.  Finite observations never establish a
+-- universal source result.
+local json = require "vkit.json"
+local hash = require "vkit.hash"
+local fs = require "vkit.fs"
+local assess = require "vkit.change.assess"
+local paired = require "vkit.change.paired"
+
+local M = {}
+
+M.REPORT = "change-analysis.v1.json"
+
+-- Re-checks retained bytes and the live identity of the declared tools.
+function M.validate_report(report, dir)
+  for _, r in ipairs(report.retained or {}) do
+    local actual = hash.file(dir .. "/" .. r.path)
+    if actual ~= r.sha256 then
+      return nil, ("retained %s changed since the paired execution"):format(r.path)
+    end
+  end
+  local identity = report.runtime_identity
+  if identity then
+    for name, tool in pairs(identity.tools) do
+      if hash.file(tool.path) ~= tool.sha256 then
+        return nil, ("the live %s (%s) no longer matches the identity the observations ran under"):format(name, tool.path)
+      end
+    end
+  end
+  return true
+end
+
+--- Assesses a paired report (already written under dir) for a bound request.
+function M.assess_report(bound, report, dir)
+  local result
+  local valid, why = M.validate_report(report, dir)
+  local observations = valid and paired.for_assessment(report) or {}
+  local selected = report.selection and report.selection.selected or 0
+  local shrink = 0
+  for _, o in ipairs(observations) do if o.shrink then shrink = shrink + 1 end end
+  result = assess.assess(bound.intent.contract, bound.difference_policy.guards, observations,
+    { selected = selected + shrink, omitted = report.selection and report.selection.omitted or 0 })
+  if not valid then
+    result.status = "unknown"
+    result.findings[#result.findings + 1] = { verdict = "undecided", rule = "retained-evidence", message = why }
+  elseif report.status == "infrastructure_failure" and result.status ~= "observed_violation" then
+    result.status = "unknown"
+  end
+  local bytes = assert(fs.read(dir .. "/" .. paired.REPORT, 64 * 1024 * 1024))
+  local findings = json.array()
+  for i, f in ipairs(result.findings) do findings[i] = f end
+  local analysis = {
+    schema_version = 1,
+    status = result.status,
+    coverage = result.coverage,
+    findings = findings,
+    paired_report = { path = paired.REPORT, sha256 = hash.sha256(bytes), status = report.status, reason = report.reason },
+    intent_digest = bound.intent.digest,
+    requirement = bound.intent.requirement,
+    difference_guards = #bound.difference_policy.guards,
+    shrinking = report.shrinking or json.null,
+    source_proof = false,
+    approval_authority = false,
+  }
+  assert(fs.write_atomic(dir .. "/" .. M.REPORT, json.encode(analysis, { indent = 2 }) .. "\n"))
+  return analysis
+end
+
+--- The whole analysis for a bound request: paired execution then assessment.
+--  opts as for vkit.change.paired.run.
+function M.run(bound, opts)
+  local report = paired.run(bound, opts)
+  return M.assess_report(bound, report, opts.dir), report
+end
+
+return M

@@ -1,0 +1,99 @@
+--- The four semantic artifacts an intent pins (seed 001), as the paired
+-- execution profile reads them.  Preflight only checks their bytes; this
+-- module gives them meaning.
+--
+-- binding map:        { "schema_version": 1, "language": "rust"|"python"|"typescript",
+--                       "source": "<repo path of the module>", "function": "<name>" }
+-- codec:              { "schema_version": 1, "input": "u32-le", "output": "decimal-u32-line" }
+-- observation policy: { "schema_version": 1, "repetitions": 2, "selection": "spread"|"ascending",
+--                       "max_inputs": n, "shrink_limit": n, "process_deadline_ms": n }
+-- environment model:  { "schema_version": 1, "env": { "NAME": "value", ... },
+--                       "toolchains": { "<language>": { "<tool>": { "path", "sha256" },
+--                                                       "dependencies": [ { "path", "sha256" } ] } } }
+-- The environment model is the target's native environment declaration:
+-- the tools it names are pinned by hash and re-hashed before each launch,
+-- and `env` is the complete, closed set of environment variables.
+local json = require "vkit.json"
+local S = require "vkit.schema"
+local paths = require "vkit.paths"
+local policy = require("vkit.policy").change
+
+local M = {}
+
+local normal_path = S.check_with(S.string(), function(p)
+  local ok, _, message = paths.check(p)
+  if ok then return true end
+  return nil, "bad-format", message
+end)
+local absolute = S.string { pattern = "^/[^%z]+$", max = 4096, what = "an absolute path" }
+local tool = S.object { path = absolute, sha256 = S.sha256 }
+
+M.TOOLS = {
+  rust = { "rustc" },
+  python = { "python3" },
+  typescript = { "tsc", "node" },
+}
+
+M.schemas = {
+  binding_map = S.object {
+    schema_version = S.const(1),
+    language = S.enum(policy.languages),
+    source = normal_path,
+    ["function"] = S.string { pattern = "^[%a_][%w_]*$", max = 128, what = "an identifier" },
+  },
+  codec = S.object { schema_version = S.const(1), input = S.const "u32-le", output = S.const "decimal-u32-line" },
+  observation_policy = S.object {
+    schema_version = S.const(1),
+    repetitions = S.integer { min = 1, max = 8 },
+    selection = S.enum { "spread", "ascending" },
+    max_inputs = S.integer { min = 1, max = 4096 },
+    shrink_limit = S.integer { min = 0, max = 64 },
+    process_deadline_ms = S.integer { min = 100, max = 300000 },
+  },
+  environment_model = S.object {
+    schema_version = S.const(1),
+    env = S.map(S.string { max = 4096 }, { key_pattern = "^[%a_][%w_]*$", key_what = "an environment variable name", max = 64 }),
+    toolchains = S.map(S.map(S.either(tool, S.array(tool, { max = 64 })), { max = 16 }),
+                       { key_pattern = "^[%a]+$", max = 8 }),
+  },
+}
+
+--- Parses one artifact's bytes; name is binding_map, codec,
+--  observation_policy or environment_model.
+function M.parse(name, bytes)
+  local doc, message, code = json.decode(bytes)
+  if doc == nil then return nil, ("the %s is not valid JSON: %s"):format(name:gsub("_", " "), message), code end
+  local ok, err = S.check(M.schemas[name], doc)
+  if not ok then
+    return nil, ("the %s does not fit the paired-execution profile: %s"):format(name:gsub("_", " "), S.explain(err)),
+      "unsupported-declaration"
+  end
+  return doc
+end
+
+--- The tools of one language from the environment model:
+--  { <tool> = {path, sha256}, dependencies = {...} } or nil, message, code.
+function M.toolchain(environment, language)
+  local chain = environment.toolchains[language]
+  if not chain then
+    return nil, ("the environment model declares no %s toolchain"):format(language), "unsupported-declaration"
+  end
+  for _, name in ipairs(M.TOOLS[language]) do
+    if json.kind(chain[name]) ~= "object" then
+      return nil, ("the %s toolchain declares no %s"):format(language, name), "unsupported-declaration"
+    end
+  end
+  return { tools = chain, dependencies = json.kind(chain.dependencies) == "array" and chain.dependencies or {} }
+end
+
+--- The closed environment as an "NAME=value" array, sorted.
+function M.env_list(environment)
+  local names = {}
+  for k in pairs(environment.env) do names[#names + 1] = k end
+  table.sort(names)
+  local out = {}
+  for i, k in ipairs(names) do out[i] = k .. "=" .. environment.env[k] end
+  return out
+end
+
+return M

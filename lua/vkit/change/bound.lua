@@ -1,0 +1,50 @@
+--- BoundChangeRequest: what preflight binds (seed 001).
+--
+-- It holds the typed request and intent, the source capture identities of
+-- target and candidate (commit and tree ids) and the policy blob identities
+-- (accepted list, intent revision, the four semantic artifacts, the
+-- difference policy).  Its JSON projection reports scope "request_preflight"
+-- and candidate_behavior_checked false; its digest identifies that preflight
+-- data, not a reusable proof receipt.  Nothing here grants approval.
+local json = require "vkit.json"
+local request = require "vkit.change.request"
+local intent = require "vkit.change.intent"
+
+local M = {}
+
+local function blob_ref(b)
+  if not b then return json.null end
+  local ref = { path = b.path, blob = b.blob, mode = b.mode }
+  if b.sha256 then ref.sha256 = b.sha256 end
+  return ref
+end
+
+--- The JSON projection (stable; what the digest covers).
+function M.to_json(b)
+  local artifacts = {}
+  for _, name in ipairs(intent.ARTIFACTS) do artifacts[name] = blob_ref(b.policy_blobs.artifacts[name]) end
+  return {
+    scope = "request_preflight",
+    candidate_behavior_checked = false,
+    request = request.to_json(b.request),
+    request_digest = b.request.digest,
+    intent = { digest = b.intent.digest, revision = b.intent.normalized },
+    sources = { target = b.target, candidate = b.candidate },
+    policy_blobs = {
+      accepted_list = blob_ref(b.policy_blobs.accepted_list),
+      intent_revision = blob_ref(b.policy_blobs.intent_revision),
+      artifacts = artifacts,
+      difference_policy = blob_ref(b.policy_blobs.difference_policy),
+    },
+  }
+end
+
+function M.new(fields)
+  local b = fields
+  b.scope = "request_preflight"
+  b.candidate_behavior_checked = false
+  b.digest = json.digest(M.to_json(b))
+  return b
+end
+
+return M

@@ -1,0 +1,90 @@
+--- Fixed drivers for the u32 -> u32 profile (seed 001).  Pure.
+--
+-- Each driver reads exactly four little-endian input bytes from stdin
+-- BEFORE it imports the candidate module or calls its function, then
+-- prints one canonical decimal u32 line.  The captured module is used as
+-- it is: Rust includes the file as a separate module with #[path], Python
+-- loads it from its path, TypeScript requires the compiled file.  Exit
+-- statuses 3 (bad input) and 4 (a return value that is not a u32) are
+-- protocol failures, never observations.
+local json = require "vkit.json"
+
+local M = {}
+
+-- Paths are embedded as string literals; only plain absolute paths are used.
+local function literal(path)
+  assert(path:match "^/[%w%._%-/]+$", "driver paths must be plain absolute paths")
+  return json.encode(path)
+end
+
+function M.rust(module_path, fn)
+  return ([==[// vkit fixed driver (rust): input first, then the candidate.
+use std::io::{Read, Write};
+
+#[path = %s]
+mod candidate;
+
+fn main() {
+    let mut input = Vec::new();
+    if std::io::stdin().read_to_end(&mut input).is_err() || input.len() != 4 {
+        std::process::exit(3);
+    }
+    let x = u32::from_le_bytes([input[0], input[1], input[2], input[3]]);
+    let y: u32 = candidate::%s(x);
+    let mut out = std::io::stdout();
+    if writeln!(out, "{}", y).is_err() || out.flush().is_err() {
+        std::process::exit(5);
+    }
+}
+]==]):format(literal(module_path), fn)
+end
+
+function M.python(module_path, fn)
+  return ([[# vkit fixed driver (python): input first, then the candidate.
+import sys
+data = sys.stdin.buffer.read()
+if len(data) != 4:
+    sys.exit(3)
+x = int.from_bytes(data, "little")
+import importlib.util
+spec = importlib.util.spec_from_file_location("candidate", %s)
+candidate = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(candidate)
+y = candidate.%s(x)
+if type(y) is not int or not 0 <= y <= 0xFFFFFFFF:
+    sys.exit(4)
+sys.stdout.write("%%d\n" %% y)
+sys.stdout.flush()
+]]):format(literal(module_path), fn)
+end
+
+function M.typescript(compiled_path, fn)
+  return ([['use strict';
+// vkit fixed driver (typescript, compiled by the pinned native tsc): input first, then the candidate.
+const fs = require('fs');
+const data = fs.readFileSync(0);
+if (data.length !== 4) process.exit(3);
+const x = data.readUInt32LE(0);
+const candidate = require(%s);
+const y = candidate.%s(x);
+if (!Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) process.exit(4);
+fs.writeSync(1, String(y) + '\n');
+]]):format(literal(compiled_path), fn)
+end
+
+--- Parses a driver's stdout: the u32 value, or nil when it is not exactly
+--  one canonical decimal u32 line.
+function M.parse_output(stdout)
+  local digits = stdout:match "^(0)\n$" or stdout:match "^([1-9]%d*)\n$"
+  if not digits or #digits > 10 then return nil end
+  local v = math.tointeger(tonumber(digits))
+  if not v or v > 0xFFFFFFFF then return nil end
+  return v
+end
+
+--- The four stdin bytes for an input.
+function M.encode_input(x)
+  return string.pack("<I4", x)
+end
+
+return M

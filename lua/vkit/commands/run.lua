@@ -1,0 +1,118 @@
+--- `vkit run list|show|wait|cancel|replay|worker`: the job lifecycle.
+--
+-- Human output is short; --json prints the stable run summary object
+-- (run_id, kind, status, outcome, attempts, created_at, updated_at, error,
+-- summary, cancel_requested).  Exit codes: 0 found (and for wait: terminal),
+-- 1 the run ended other than "done" or is still running after the wait,
+-- 2 usage, 3 the store cannot be read.
+local args = require "vkit.args"
+local json = require "vkit.json"
+local store_mod = require "vkit.store"
+local policy = require("vkit.policy").store
+
+local USAGE = [[usage: vkit run list [--project DIR] [--json]
+       vkit run show --run ID [--project DIR] [--json]
+       vkit run wait --run ID [--wait S] [--project DIR] [--json]
+       vkit run cancel --run ID [--project DIR] [--json]
+       vkit run replay --run ID [--wait S] [--project DIR] [--json]
+       vkit run worker [--project DIR]        (internal: executes queued runs)]]
+
+local function usage_error(message)
+  return require("vkit.cli").usage_error(message, "run")
+end
+
+local function print_run(store, run, as_json)
+  local summary = store:summary(run)
+  if as_json then
+    print(json.encode(summary, { indent = 2 }))
+  else
+    print(("%s  %-14s %-9s %s  attempts %d  %s"):format(summary.run_id, summary.kind, summary.status,
+      summary.outcome ~= json.null and tostring(summary.outcome) or "-", summary.attempts, summary.updated_at))
+    if summary.error ~= json.null then print("  " .. summary.error) end
+  end
+end
+
+local function exit_status(run)
+  return run.state.status == "done" and 0 or 1
+end
+
+local actions = {}
+
+function actions.list(store, opts)
+  local rows = json.array()
+  for _, id in ipairs(store:list()) do
+    local run = store:get(id)
+    if run then
+      if opts.json then rows[#rows + 1] = store:summary(run) else print_run(store, run, false) end
+    end
+  end
+  if opts.json then print(json.encode(rows, { indent = 2 })) end
+  return 0
+end
+
+local function with_run(store, opts, fn)
+  if not opts.run then return usage_error("--run ID is required") end
+  local run, message = store:get(opts.run)
+  if not run then
+    io.stderr:write("vkit: ", message, "\n")
+    return 1
+  end
+  return fn(run)
+end
+
+function actions.show(store, opts)
+  return with_run(store, opts, function(run)
+    if run.stale then store:ensure_worker() end
+    print_run(store, run, opts.json)
+    return 0
+  end)
+end
+
+function actions.wait(store, opts)
+  return with_run(store, opts, function(run)
+    if run.stale or run.state.status == "queued" then store:ensure_worker() end
+    local done = assert(store:wait(run.id, opts.wait or policy.max_wait_seconds))
+    print_run(store, done, opts.json)
+    return store_mod.TERMINAL[done.state.status] and exit_status(done) or 1
+  end)
+end
+
+function actions.cancel(store, opts)
+  return with_run(store, opts, function(run)
+    print_run(store, assert(store:cancel(run.id)), opts.json)
+    return 0
+  end)
+end
+
+function actions.replay(store, opts)
+  return with_run(store, opts, function(run)
+    return require("vkit.protocol.cli").replay(store, run, opts)
+  end)
+end
+
+function actions.worker(store)
+  return require("vkit.store.worker").work(store)
+end
+
+return {
+  summary = "list, show, wait for, cancel or replay runs in the job store",
+  usage = USAGE,
+  run = function(argv)
+    local action = argv[1]
+    if not action or not actions[action] then return usage_error("run needs one of: list, show, wait, cancel, replay") end
+    local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
+      flags = { json = true },
+      options = { project = "string", run = "string", wait = "number" },
+    })
+    if not opts then return usage_error(err) end
+    if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
+      return usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds))
+    end
+    local ok, store = pcall(store_mod.open, opts.project or ".")
+    if not ok then
+      io.stderr:write("vkit: cannot open the job store: ", tostring(store), "\n")
+      return 3
+    end
+    return actions[action](store, opts)
+  end,
+}

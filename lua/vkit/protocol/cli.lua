@@ -1,0 +1,95 @@
+--- Human and JSON output for external checks, and their submission.
+--
+-- Exit codes of `vkit verify` and `vkit run replay`:
+--   0 PASS (every check), 1 BLOCKED or cancelled, 2 usage,
+--   3 infrastructure failure (a run failed), 4 still pending after --wait.
+local json = require "vkit.json"
+local git = require "vkit.git"
+local run = require "vkit.protocol.run"
+local store_mod = require "vkit.store"
+
+local M = {}
+
+M.ESTABLISHES = "PASS means: the pinned checker accepted every approved obligation with a valid receipt bound to "
+  .. "this job, identity and evidence, under the declared checker contract."
+M.DOES_NOT = "It does not establish: an OS sandbox (none is claimed), the dependency closure beyond what was "
+  .. "declared and pinned, or anything the checker itself does not check. BLOCKED is inconclusive, never a counterexample."
+
+--- Queues every check of a component at the project's HEAD commit.
+--  Returns the run ids or nil, message, code.
+function M.submit_component(store, project, component)
+  local repo, message, code = git.open(project)
+  if not repo then return nil, message, code end
+  local head
+  head, message, code = repo:head()
+  if not head then return nil, "the project has no HEAD commit: " .. tostring(message), code end
+  local resolved
+  resolved, message, code = run.resolve(repo, head, component)
+  if not resolved then return nil, message, code end
+  local ids = {}
+  for _, check in ipairs(resolved.policy.checks) do
+    local one = assert(run.resolve(repo, head, component, check.id))
+    ids[#ids + 1] = store:submit("external-check", {
+      project = store.project, component = component, check_id = check.id, commit = head, job_key = run.job_key(one),
+    })
+  end
+  return ids
+end
+
+local function exit_code(runs)
+  local code = 0
+  for _, r in ipairs(runs) do
+    local s = r.state
+    if s.status == "failed" then return 3 end
+    if not store_mod.TERMINAL[s.status] then code = math.max(code, 4)
+    elseif s.outcome ~= "PASS" then code = math.max(code, 1) end
+  end
+  return code
+end
+
+function M.report(store, ids, opts)
+  local runs = {}
+  for i, id in ipairs(ids) do runs[i] = assert(store:wait(id, i == 1 and (opts.wait or 0) or 0)) end
+  if opts.json then
+    local out = json.array()
+    for i, r in ipairs(runs) do out[i] = store:summary(r) end
+    print(json.encode({ runs = out, establishes = M.ESTABLISHES, does_not_establish = M.DOES_NOT }, { indent = 2 }))
+  else
+    for _, r in ipairs(runs) do
+      local s, summary = r.state, r.state.summary
+      if s.status == "done" and summary ~= json.null then
+        print(("%s  %s  %s/%s: %s"):format(s.outcome, r.id, summary.component, summary.check_id, summary.message))
+      else
+        print(("%s  %s  %s%s"):format(s.status:upper(), r.id, r.job.payload.check_id or "",
+          s.error ~= json.null and (": " .. s.error) or ""))
+      end
+    end
+    print(M.ESTABLISHES)
+    print(M.DOES_NOT)
+  end
+  return exit_code(runs)
+end
+
+--- `vkit run replay --run ID`: queues a replay of a finished check run.
+function M.replay(store, original, opts)
+  if original.job.kind ~= "external-check" and original.job.kind ~= "external-replay" then
+    io.stderr:write("vkit: only external-check runs can be replayed\n")
+    return 2
+  end
+  local last = original.attempts[#original.attempts]
+  if not last then
+    io.stderr:write("vkit: run ", original.id, " has no attempt with retained evidence\n")
+    return 1
+  end
+  local p = original.job.payload
+  local repo = assert(git.open(store.project))
+  local head = assert(repo:head())
+  local id = store:submit("external-replay", {
+    project = store.project, of_run = original.id, component = p.component, check_id = p.check_id, commit = head,
+    evidence_dir = ("%s/attempts/%d/evidence"):format(original.dir, last),
+  })
+  store:ensure_worker()
+  return M.report(store, { id }, opts)
+end
+
+return M

@@ -1,0 +1,23 @@
+--- Job-store handler for external checks and their replays.
+local run = require "vkit.protocol.run"
+
+local M = {}
+
+local SUMMARY_FIELDS = { "outcome", "reason", "message", "checker_verdict", "component", "check_id", "commit", "job_id",
+                         "input_digest", "specification_digest", "evidence_digest", "replay_of" }
+
+function M.run(job, ctx)
+  local run_id = ("%s/%d"):format(ctx.run_id, ctx.attempt)
+  local result
+  if job.kind == "external-replay" then
+    result = run.replay(job.payload, ctx, run_id)
+  else
+    result = run.run_check(job.payload, ctx, run_id)
+  end
+  if result.reason == "cancelled" then return { outcome = "cancelled" } end
+  local summary = { run_id = run_id, evidence = result.evidence }
+  for _, k in ipairs(SUMMARY_FIELDS) do summary[k] = result[k] end
+  return { outcome = result.outcome, summary = summary }
+end
+
+return M

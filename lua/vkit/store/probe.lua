@@ -1,0 +1,24 @@
+--- The "probe" job kind: checks that the store and its worker work.
+--
+-- It runs no process: it waits payload.ms milliseconds (at most 60 s),
+-- watching for cancellation, writes probe.json into its attempt directory,
+-- and reports outcome "ok" (or raises when payload.fail is set, to show how
+-- a failing handler is recorded).
+local sys = require "vkit.sys"
+local store = require "vkit.store"
+
+local M = {}
+
+function M.run(job, ctx)
+  local ms = math.min(math.tointeger(job.payload.ms) or 0, 60000)
+  local deadline = sys.monotonic_ms() + ms
+  while sys.monotonic_ms() < deadline do
+    if ctx.cancelled() then return { outcome = "cancelled" } end
+    sys.sleep(0.02)
+  end
+  if job.payload.fail then error("probe asked to fail: " .. tostring(job.payload.fail)) end
+  store.write_json(ctx.attempt_dir .. "/probe.json", { attempt = ctx.attempt, waited_ms = ms })
+  return { outcome = "ok", summary = { waited_ms = ms, attempt = ctx.attempt } }
+end
+
+return M

@@ -1,0 +1,123 @@
+--- The job-store worker: executes queued runs and retries lost ones.
+--
+-- A worker holds .vkit/worker.lock while it scans, and each run's lock while
+-- it executes that run, so two workers never run one job at once.  After a
+-- scan it releases the worker lock and looks once more: a job queued while
+-- it was finishing is either seen here or by the worker its submitter starts.
+--
+-- A handler is a module named in policies/store.lua with
+--   run(job, ctx) -> { outcome = "...", summary = {...} }
+-- where ctx = { store, run_id, attempt, attempt_dir, cancelled(), log(text) }.
+-- A handler that raises is an infrastructure failure: the run is "failed"
+-- with the error (a lost worker is retried; a crashing handler is not).
+local vkit_fs = require "vkit.fs"
+local sys = require "vkit.sys"
+local json = require "vkit.json"
+local store_mod = require "vkit.store"
+local policy = require("vkit.policy").store
+
+local M = {}
+
+local function attempt_record(dir, fields)
+  local path = dir .. "/attempt.json"
+  local record = store_mod.read_json(path) or {}
+  for k, v in pairs(fields) do record[k] = v end
+  store_mod.write_json(path, record)
+end
+
+local function context(store, run, attempt, attempt_dir)
+  return {
+    store = store,
+    run_id = run.id,
+    attempt = attempt,
+    attempt_dir = attempt_dir,
+    cancelled = function() return vkit_fs.lstat(run.dir .. "/cancel") ~= nil end,
+    log = function(text)
+      local f = io.open(attempt_dir .. "/worker.log", "a")
+      if f then
+        f:write(store_mod.now(), " ", text, "\n")
+        f:close()
+      end
+    end,
+  }
+end
+
+local function finish(store, run, attempt, fields)
+  fields.attempts = attempt
+  fields.created_at = run.state.created_at
+  return store:write_state(run.id, fields)
+end
+
+--- Executes one attempt of a run whose lock the caller holds.
+function M.execute(store, run, attempt)
+  local attempt_dir = ("%s/attempts/%d"):format(run.dir, attempt)
+  assert(vkit_fs.mkdirs(attempt_dir))
+  attempt_record(attempt_dir, { attempt = attempt, worker_pid = sys.pid(), started_at = store_mod.now(), status = "running" })
+  store:write_state(run.id, { status = "running", attempts = attempt, worker_pid = sys.pid(),
+                              created_at = run.state.created_at })
+  local handler = require(policy.handlers[run.job.kind])
+  local ctx = context(store, run, attempt, attempt_dir)
+  local ok, result = xpcall(handler.run, debug.traceback, run.job, ctx)
+  local state
+  if not ok then
+    ctx.log("handler failed: " .. tostring(result))
+    state = finish(store, run, attempt, { status = "failed", error = tostring(result):match "^[^\n]*" })
+  elseif result.outcome == "cancelled" then
+    state = finish(store, run, attempt, { status = "cancelled", outcome = "cancelled", summary = result.summary or json.null,
+                                          error = "cancelled while running" })
+  else
+    state = finish(store, run, attempt, { status = "done", outcome = result.outcome, summary = result.summary or json.null })
+  end
+  attempt_record(attempt_dir, { finished_at = store_mod.now(), status = state.status })
+  return state
+end
+
+--- Decides and performs what a claimed run needs.  Returns true if it ran.
+function M.step(store, id)
+  local lock = store:claim(id)
+  if not lock then return false end
+  local run = store:get(id)
+  local did = false
+  if run and not store_mod.TERMINAL[run.state.status] then
+    local attempts = run.state.attempts
+    if run.state.status == "running" then
+      -- We hold the lock of a run marked running: its worker is gone.
+      attempt_record(("%s/attempts/%d"):format(run.dir, attempts),
+        { status = "lost", lost_at = store_mod.now(), note = "the worker stopped before finishing this attempt" })
+    end
+    if run.cancel_requested then
+      finish(store, run, attempts, { status = "cancelled", error = "cancelled before the attempt could run" })
+    elseif attempts >= policy.max_attempts then
+      finish(store, run, attempts, { status = "failed",
+        error = ("the worker stopped during attempt %d and no attempts remain (max %d)"):format(attempts, policy.max_attempts) })
+    else
+      M.execute(store, run, attempts + 1)
+      did = true
+    end
+  end
+  lock:unlock()
+  return did
+end
+
+--- Runs everything runnable, oldest first; returns how many attempts ran.
+function M.scan(store)
+  local ids = store:list()
+  local ran = 0
+  for i = #ids, 1, -1 do
+    if M.step(store, ids[i]) then ran = ran + 1 end
+  end
+  return ran
+end
+
+--- The worker loop of `vkit run worker`.
+function M.work(store)
+  while true do
+    local worker_lock = vkit_fs.lock(store.dir .. "/worker.lock")
+    if not worker_lock then return 0 end
+    M.scan(store)
+    worker_lock:unlock()
+    if not store:has_work() then return 0 end
+  end
+end
+
+return M

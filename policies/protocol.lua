@@ -1,0 +1,31 @@
+-- The external verifier protocol (seed 000): where the accepted manifest
+-- lives, the placeholders, the receipt's exact fields and the verdict table.
+local KiB, MiB = 1024, 1024 * 1024
+
+return {
+  layout = {
+    manifest = "verification/manifest.json",   -- read from the exact commit, never the working tree
+  },
+  claim_version = 2,                            -- the only claim version public verification accepts
+  placeholders = { "python", "snapshot", "run_dir", "request", "evidence", "receipt" },
+  receipt_fields = {                            -- exactly these, no more, no fewer
+    "schema_version", "job_id", "run_id", "check_id", "check_digest", "specification_digest",
+    "identity", "evidence_digest", "verdict", "obligations",
+  },
+  obligation_fields = { "name", "result", "evidence" },
+  checker_verdicts = { "accepted", "rejected", "unknown" },
+  -- checker verdict (with a valid receipt) -> vkit outcome
+  outcomes = { accepted = "PASS", rejected = "BLOCKED", unknown = "BLOCKED" },
+  caps = {
+    document_bytes = 1 * MiB,                   -- manifest, component policy, package
+    receipt_bytes = 1 * MiB,
+    output_cap = 64 * KiB,                      -- each command's combined stdout+stderr
+    max_deadline_ms = 3600 * 1000,
+    grace_ms = 2000,
+  },
+  env = {                                       -- the closed environment of both commands
+    "PATH=/usr/bin:/bin",
+    "LC_ALL=C",
+    "HOME=/nonexistent",
+  },
+}

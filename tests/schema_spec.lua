@@ -1,0 +1,81 @@
+local json = require "vkit.json"
+local S = require "vkit.schema"
+local paths = require "vkit.paths"
+
+local function check(spec, text)
+  return S.check(spec, assert(json.decode(text)))
+end
+
+describe("vkit.schema", function()
+  local spec = S.object {
+    version = S.const(1),
+    id = S.commit_id,
+    digest = S.sha256,
+    name = S.string { max = 5 },
+    n = S.integer { min = 0, max = 10 },
+    flag = S.optional(S.boolean),
+    kind = S.enum { "a", "b" },
+    items = S.array(S.u32, { min = 1, unique = true }),
+  }
+  local good = '{"version":1,"id":"' .. ("a"):rep(40) .. '","digest":"' .. ("0"):rep(64)
+    .. '","name":"x","n":3,"kind":"a","items":[1,2]}'
+
+  it("accepts a conforming document", function()
+    assert.is_true(check(spec, good))
+  end)
+
+  local function expect(code, path, text)
+    local ok, err = check(spec, text)
+    assert.is_nil(ok, text)
+    assert.equal(code, err.code, S.explain(err))
+    assert.equal(path, err.path)
+  end
+
+  it("names missing and unknown fields", function()
+    expect("missing-field", "kind", (good:gsub(',"kind":"a"', "")))
+    expect("unknown-field", "extra", (good:gsub("}$", ',"extra":0}')))
+  end)
+
+  it("names wrong types, including float for integer", function()
+    expect("wrong-type", "n", (good:gsub('"n":3', '"n":3.0')))
+    expect("wrong-type", "flag", (good:gsub('"n":3', '"n":3,"flag":1')))
+    expect("wrong-type", "items", (good:gsub('%[1,2%]', "{}")))
+    expect("wrong-type", "$", "[]")
+  end)
+
+  it("names values out of range, bad formats and duplicates", function()
+    expect("out-of-range", "n", (good:gsub('"n":3', '"n":11')))
+    expect("out-of-range", "name", (good:gsub('"name":"x"', '"name":"toolong"')))
+    expect("out-of-range", "items[1]", (good:gsub('%[1,2%]', "[4294967296]")))
+    expect("out-of-range", "items", (good:gsub('%[1,2%]', "[]")))
+    expect("duplicate-item", "items[2]", (good:gsub('%[1,2%]', "[7,7]")))
+    expect("invalid-value", "version", (good:gsub('"version":1', '"version":2')))
+    expect("invalid-value", "kind", (good:gsub('"kind":"a"', '"kind":"c"')))
+  end)
+
+  it("accepts only full lowercase commit ids and SHA-256 digests", function()
+    for _, bad in ipairs { "main", "HEAD", ("a"):rep(39), ("A"):rep(40), ("g"):rep(40), ("a"):rep(41) } do
+      expect("bad-format", "id", (good:gsub(("a"):rep(40), bad)))
+    end
+    assert.is_true(check(spec, (good:gsub(("a"):rep(40), ("b"):rep(64)))))
+    expect("bad-format", "digest", (good:gsub(("0"):rep(64), ("F"):rep(64))))
+  end)
+end)
+
+describe("vkit.paths", function()
+  it("accepts normalised relative POSIX paths", function()
+    for _, p in ipairs { "a", "a/b.txt", "spec/model.smt2", ".hidden", "a..b", "x/.gitignore" } do
+      assert.is_true(paths.check(p), p)
+    end
+  end)
+
+  it("refuses everything else", function()
+    for _, p in ipairs { "", "/abs", "a//b", "a/./b", "./a", "a/..", "../a", "a/", "a\\b", "a\0b", "a\nb",
+                         ".git/config", "x/.GIT/y", ("a"):rep(4097) } do
+      local ok, reason = paths.check(p)
+      assert.is_nil(ok, p)
+      assert.equal("invalid-path", reason)
+    end
+    assert.is_nil(paths.check(42))
+  end)
+end)
