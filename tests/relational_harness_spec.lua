@@ -72,6 +72,18 @@ describe("the relational harness generator", function()
     assert.truthy(h.bytes:find("kani::assume(vkit_accepted(x));", 1, true))
   end)
 
+  it("takes intent-document sets and canonical ranges alike, merging overlaps", function()
+    local a = assert(H.generate(spec()))
+    local b = assert(H.generate(spec {
+      inputs = { { from = 0, to = 9 }, 9, 10, { from = 11, to = 15 }, 3 },
+      observations = { { 7, 7 }, { 9, 9 }, { 11, 11 }, { 13, 13 }, { 15, 15 }, { 17, 17 }, { 19, 19 }, { 21, 21 },
+        { 23, 23 }, { 25, 25 }, { 27, 27 }, { 29, 29 }, { 31, 31 }, { 33, 33 }, { 35, 35 }, { 37, 37 }, { 39, 39 } },
+      guards = { { name = "g", inputs = { { 14, 15 } }, outputs = { 35, 37, 39 } } },
+    }))
+    assert.equal(a.bytes, b.bytes)
+    assert.equal(a.spec_digest, b.spec_digest)
+  end)
+
   it("is deterministic, and its spec digest ignores input order", function()
     local a = assert(H.generate(spec()))
     local b = assert(H.generate(spec { inputs = { 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 } }))
@@ -86,8 +98,10 @@ describe("the relational harness generator", function()
       assert.truthy(H.generate(spec { inputs = range(0, 8190, 2), observations = range(0, 8190, 2), standing = {}, guards = {} }))
       assert.equal("domain_too_large", (refused(spec { inputs = range(0, LIMITS.max_domain) })))
       assert.equal("domain_too_large", (refused(spec { observations = range(0, LIMITS.max_domain) })))
-      local big = { inputs = { 0 }, outputs = range(0, LIMITS.max_domain) }
-      assert.equal("domain_too_large", (refused(spec { standing = { big } })))
+      assert.equal("domain_too_large", (refused(spec { inputs = { { from = 0, to = LIMITS.max_domain } } })))
+      -- Requirement outputs are not a domain: a wide range is one pattern.
+      local wide = assert(H.generate(spec { standing = { { inputs = { 0 }, outputs = { { from = 0, to = 4294967295 } } } } }))
+      assert.truthy(wide.bytes:find("!matches!(y, 0..=4294967295)", 1, true))
     end)
 
     it("refuses more than 4,096 guard requirements (and standing requirements)", function()
@@ -113,10 +127,11 @@ describe("the relational harness generator", function()
     local cases = {
       { "empty_domain", { inputs = {} } },
       { "empty_universe", { observations = {} } },
-      { "duplicate_value", { inputs = { 1, 2, 1 } } },
       { "invalid_value", { inputs = { 1, 4294967296 } } },
       { "invalid_value", { inputs = { -1 } } },
-      { "invalid_value", { inputs = { 1.0 } } },
+      { "invalid_value", { inputs = { 1.5 } } },
+      { "invalid_value", { inputs = { { from = 5, to = 2 } } } },
+      { "invalid_value", { inputs = { { from = 0, to = 4294967296 } } } },
       { "invalid_value", { observations = { "7" } } },
       { "invalid_spec", { inputs = { [1] = 1, [3] = 3 } } },
       { "invalid_spec", { inputs = "0..15" } },

@@ -139,7 +139,7 @@ function M.process_failure(result)
   if status == "signaled" then return "admission_crashed", ("signal %s"):format(tostring(result.signal)) end
   if status == "timeout" then return "admission_timeout", nil end
   if status == "output-capped" then return "admission_output_capped", nil end
-  if status == "launch-failed" or status == "pin-mismatch" then return "admission_launch_failed", result.error end
+  if status == "launch-failed" or status == "pin-mismatch" then return "admission_launch_failed", result.message or result.error end
   return "admission_launch_failed", ("process status %s"):format(tostring(status))
 end
 
@@ -217,6 +217,9 @@ function M.admit(source, opts)
     return fail("admission_source_mismatch")
   end
   if not same(response.parser, ts_identity) then return fail("admission_parser_mismatch") end
+  if response.admitted and opts.expected_function and response["function"] ~= opts.expected_function then
+    return fail("admission_malformed_response", "the admitted function is not the requested one")
+  end
 
   if response.nodes ~= null then record.tree = { nodes = response.nodes, depth = response.depth } end
   if response.admitted then

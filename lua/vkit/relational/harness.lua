@@ -14,12 +14,18 @@
 --   function_name = "f",                        -- the admitted `pub fn f(x: u32) -> u32`
 --   modules = { base = "base/src/lib.rs",       -- module files, relative to the harness
 --               candidate = "candidate/src/lib.rs" },
---   inputs = { 0, 1, 2, ... },                  -- accepted finite u32 inputs (nonempty)
---   observations = { 0, 7, ... },               -- the observation universe (nonempty)
---   standing = { { inputs = {...}, outputs = {...} }, ... },  -- standing-intent output requirements
---   guards = { { inputs = {...}, outputs = {...} }, ... },    -- approved difference guards
+--   inputs = SET,                               -- accepted finite u32 inputs (nonempty)
+--   observations = SET,                         -- the observation universe (nonempty)
+--   standing = { { inputs = SET, outputs = SET }, ... },  -- standing-intent output requirements
+--   guards = { { name = "...", inputs = SET, outputs = SET }, ... },  -- approved difference guards
 --   target = "kani" | "native",                 -- optional, default "kani"
 -- }
+--
+-- A SET is either an intent-document set (an array of integers and
+-- {from = a, to = b} ranges, any order, overlaps merged) or the canonical
+-- range list of vkit.change.ranges ({{lo, hi}, ...}), so a contract's
+-- `domain.inputs`, `observations`, `requirements` and a difference policy's
+-- `guards` can be passed as they are.
 --
 -- A requirement says: for these inputs, the output must be one of these
 -- outputs.  Every standing requirement applies to the candidate.  An input
@@ -27,12 +33,14 @@
 -- allows (guards intersect); outside guards the candidate must return the
 -- base output, unless the base output violates the standing intent there
 -- (an allowed repair; the repaired output must meet it, as everywhere).
+-- Requirements may only name accepted inputs.
 --
--- Limits (policies/limits.lua `relational`): at most max_domain inputs, and
--- at most max_domain values in the universe and in each requirement; at most
--- max_guards guards and at most max_guards standing requirements; at most
--- max_harness_bytes of generated source.
+-- Limits (policies/limits.lua `relational`): at most max_domain accepted
+-- inputs and max_domain observations; at most max_guards guards and at most
+-- max_guards standing requirements; at most max_harness_bytes of generated
+-- source (which also bounds how many ranges the requirements may spell).
 local vkit = require "vkit"
+local ranges = require "vkit.change.ranges"
 
 local M = {}
 
@@ -55,8 +63,7 @@ M.reasons = {
   empty_domain = "the accepted input domain is empty",
   empty_universe = "the observation universe is empty",
   empty_requirement = "a requirement names no inputs or no outputs",
-  invalid_value = "a value is not a u32 integer",
-  duplicate_value = "a value is listed twice",
+  invalid_value = "a set item is not a u32 integer or a {from, to} range of them",
   requirement_outside_domain = "a requirement names an input outside the accepted domain",
   domain_too_large = "more inputs or observations than the domain limit",
   too_many_guards = "more guard requirements than the limit",
@@ -77,30 +84,29 @@ local function problem(reason, detail)
   error(setmetatable({ reason = reason, message = M.reasons[reason] .. (detail and (": " .. detail) or "") }, Problem), 0)
 end
 
-local U32_MAX = 0xFFFFFFFF
-
--- A sorted copy of a u32 set; refuses non-integers, out-of-range values and duplicates.
-local function u32_set(list, what, limit)
+-- A u32 set as canonical ranges {{lo, hi}, ...} (vkit.change.ranges).  Accepts
+-- an intent-document set (integers and {from, to} objects, any order,
+-- overlaps merged) or a canonical range list ({lo, hi} pairs).
+local function u32_set(list, what)
   if type(list) ~= "table" then problem("invalid_spec", what .. " must be an array") end
+  if next(list) == nil then return {} end
   local n = #list
   for k in pairs(list) do
     if math.type(k) ~= "integer" or k < 1 or k > n then problem("invalid_spec", what .. " must be an array") end
   end
-  if n > limit then problem("domain_too_large", ("%s has %d values, limit %d"):format(what, n, limit)) end
-  local sorted = table.move(list, 1, n, 1, {})
-  for i, v in ipairs(sorted) do
-    if math.type(v) ~= "integer" or v < 0 or v > U32_MAX then
-      problem("invalid_value", ("%s[%d] = %s"):format(what, i, tostring(v)))
+  local items = vkit.json.array()
+  for i, item in ipairs(list) do
+    if type(item) == "table" and #item == 2 and item.from == nil then
+      item = setmetatable({ from = item[1], to = item[2] }, vkit.json.object_mt)
     end
+    items[i] = item
   end
-  table.sort(sorted)
-  for i = 2, n do
-    if sorted[i] == sorted[i - 1] then problem("duplicate_value", ("%s lists %d twice"):format(what, sorted[i])) end
-  end
-  return sorted
+  local set, message = ranges.normalize(items)
+  if not set then problem("invalid_value", ("%s: %s"):format(what, message)) end
+  return set
 end
 
-local function requirements(list, what, limit, max_values, domain)
+local function requirements(list, what, limit, domain)
   if list == nil then return {} end
   if type(list) ~= "table" then problem("invalid_spec", what .. " must be an array") end
   if #list > limit then
@@ -111,14 +117,15 @@ local function requirements(list, what, limit, max_values, domain)
   for i, r in ipairs(list) do
     if type(r) ~= "table" then problem("invalid_spec", ("%s[%d] must be an object"):format(what, i)) end
     for k in pairs(r) do
-      if k ~= "inputs" and k ~= "outputs" then problem("invalid_spec", ("%s[%d] has field %q"):format(what, i, tostring(k))) end
+      if k ~= "inputs" and k ~= "outputs" and k ~= "name" then
+        problem("invalid_spec", ("%s[%d] has field %q"):format(what, i, tostring(k)))
+      end
     end
-    local inputs = u32_set(r.inputs, ("%s[%d].inputs"):format(what, i), max_values)
-    local outputs = u32_set(r.outputs, ("%s[%d].outputs"):format(what, i), max_values)
+    local inputs = u32_set(r.inputs, ("%s[%d].inputs"):format(what, i))
+    local outputs = u32_set(r.outputs, ("%s[%d].outputs"):format(what, i))
     if #inputs == 0 or #outputs == 0 then problem("empty_requirement", ("%s[%d]"):format(what, i)) end
-    for _, x in ipairs(inputs) do
-      if not domain[x] then problem("requirement_outside_domain", ("%s[%d] names input %d"):format(what, i, x)) end
-    end
+    local outside = ranges.first_missing(inputs, domain)
+    if outside then problem("requirement_outside_domain", ("%s[%d] names input %d"):format(what, i, outside)) end
     out[i] = { inputs = inputs, outputs = outputs }
   end
   return out
@@ -136,14 +143,11 @@ local function module_path(p, which)
   return p
 end
 
--- `a | b..=c | ...` for a sorted set, wrapped for readability.
-local function pattern(sorted, indent)
-  local parts, i = {}, 1
-  while i <= #sorted do
-    local j = i
-    while j < #sorted and sorted[j + 1] == sorted[j] + 1 do j = j + 1 end
-    parts[#parts + 1] = j > i and (sorted[i] .. "..=" .. sorted[j]) or tostring(sorted[i])
-    i = j + 1
+-- `a | b..=c | ...` for a set of ranges, wrapped for readability.
+local function pattern(set, indent)
+  local parts = {}
+  for i, r in ipairs(set) do
+    parts[i] = r[1] == r[2] and tostring(r[1]) or (r[1] .. "..=" .. r[2])
   end
   local lines, line = {}, {}
   for k, p in ipairs(parts) do
@@ -158,14 +162,14 @@ local function pattern(sorted, indent)
 end
 
 local function union(reqs)
-  local seen, all = {}, {}
+  local items = vkit.json.array()
   for _, r in ipairs(reqs) do
-    for _, x in ipairs(r.inputs) do
-      if not seen[x] then seen[x], all[#all + 1] = true, x end
+    for _, span in ipairs(r.inputs) do
+      items[#items + 1] = setmetatable({ from = span[1], to = span[2] }, vkit.json.object_mt)
     end
   end
-  table.sort(all)
-  return all
+  if #items == 0 then return {} end
+  return assert(ranges.normalize(items))
 end
 
 --- Validates and normalises a spec (sorted sets); raises a Problem.
@@ -182,20 +186,24 @@ local function normalise(spec)
   if base == candidate then problem("invalid_module_path", "base and candidate are the same file") end
   local target = spec.target or "kani"
   if target ~= "kani" and target ~= "native" then problem("invalid_spec", "target must be kani or native") end
-  local inputs = u32_set(spec.inputs, "inputs", limits.max_domain)
+  local inputs = u32_set(spec.inputs, "inputs")
   if #inputs == 0 then problem("empty_domain") end
-  local observations = u32_set(spec.observations, "observations", limits.max_domain)
+  local observations = u32_set(spec.observations, "observations")
   if #observations == 0 then problem("empty_universe") end
-  local domain = {}
-  for _, x in ipairs(inputs) do domain[x] = true end
+  for what, set in pairs { inputs = inputs, observations = observations } do
+    local n = ranges.count(set)
+    if n > limits.max_domain then
+      problem("domain_too_large", ("%s has %d values, limit %d"):format(what, n, limits.max_domain))
+    end
+  end
   return {
     function_name = name,
     modules = { base = base, candidate = candidate },
     target = target,
     inputs = inputs,
     observations = observations,
-    standing = requirements(spec.standing, "standing", limits.max_guards, limits.max_domain, domain),
-    guards = requirements(spec.guards, "guards", limits.max_guards, limits.max_domain, domain),
+    standing = requirements(spec.standing, "standing", limits.max_guards, inputs),
+    guards = requirements(spec.guards, "guards", limits.max_guards, inputs),
   }
 end
 
@@ -250,7 +258,7 @@ local function render(s)
     "// Generated by vkit (" .. M.schema .. "): the relational obligation between two",
     "// captured Rust modules.  Do not edit; regenerate from the accepted intent.",
     ("// inputs: %d, observations: %d, standing requirements: %d, guards: %d"):format(
-      #s.inputs, #s.observations, #s.standing, #s.guards),
+      ranges.count(s.inputs), ranges.count(s.observations), #s.standing, #s.guards),
     "",
     ("#[path = \"%s\"]"):format(s.modules.base),
     ("mod %s;"):format(M.module_names.base),
@@ -283,9 +291,11 @@ local function render(s)
   else
     -- Native: every accepted input, in order; the first broken assertion
     -- prints its input and id and exits 1.
-    out[#out + 1] = ("const VKIT_INPUTS: [u32; %d] = ["):format(#s.inputs)
-    for i = 1, #s.inputs, 16 do
-      out[#out + 1] = "    " .. table.concat(s.inputs, ", ", i, math.min(i + 15, #s.inputs)) .. ","
+    local values = {}
+    for v in ranges.values(s.inputs) do values[#values + 1] = v end
+    out[#out + 1] = ("const VKIT_INPUTS: [u32; %d] = ["):format(#values)
+    for i = 1, #values, 16 do
+      out[#out + 1] = "    " .. table.concat(values, ", ", i, math.min(i + 15, #values)) .. ","
     end
     out[#out + 1] = "];"
     out[#out + 1] = ""
@@ -308,23 +318,19 @@ local function render(s)
   return table.concat(out, "\n") .. "\n", locations
 end
 
-local function array(list)
-  return setmetatable(table.move(list, 1, #list, 1, {}), vkit.json.array_mt)
-end
-
 --- The canonical JSON form of a normalised spec (what the digest covers).
 local function spec_document(s)
   local function reqs(list)
     local out = vkit.json.array()
-    for i, r in ipairs(list) do out[i] = { inputs = array(r.inputs), outputs = array(r.outputs) } end
+    for i, r in ipairs(list) do out[i] = { inputs = ranges.to_json(r.inputs), outputs = ranges.to_json(r.outputs) } end
     return out
   end
   return {
     function_name = s.function_name,
     modules = s.modules,
     target = s.target,
-    inputs = array(s.inputs),
-    observations = array(s.observations),
+    inputs = ranges.to_json(s.inputs),
+    observations = ranges.to_json(s.observations),
     standing = reqs(s.standing),
     guards = reqs(s.guards),
   }
@@ -355,7 +361,8 @@ function M.generate(spec)
       candidate = { path = s.modules.candidate, module = M.module_names.candidate },
     },
     assertions = locations,
-    counts = { inputs = #s.inputs, observations = #s.observations, standing = #s.standing, guards = #s.guards },
+    counts = { inputs = ranges.count(s.inputs), observations = ranges.count(s.observations),
+      standing = #s.standing, guards = #s.guards },
     spec_digest = vkit.json.digest(spec_document(s)),
   }
 end

@@ -326,7 +326,7 @@ function M.run_kani_relational(program, pin, outdir, opts)
   write_record(outdir, "records/stdout.txt", result.stdout or "", report.artifacts, "text/plain")
   write_record(outdir, "records/stderr.txt", result.stderr or "", report.artifacts, "text/plain")
   local outcome, reason = M.process_outcome(result)
-  if outcome then return finish(outcome, reason, result.error) end
+  if outcome then return finish(outcome, reason, result.message or result.error) end
 
   local post = toolchain.validate(pin)
   write_record(outdir, "records/toolchain-after.json", post, report.artifacts)
