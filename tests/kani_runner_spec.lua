@@ -257,7 +257,7 @@ describe("run_kani_relational", function()
     local function run_with(script, opts)
       cleanup()
       dir, cleanup = t.tempdir()
-      desc = support.install(dir, { launcher = "#!/bin/sh\n" .. script .. "\n" })
+      desc = support.install(dir, { launcher_script = script })
       pin = assert(toolchain.capture(desc))
       outdir = dir .. "/out"
       return K.run_kani_relational(program(), pin, outdir, opts)

@@ -15,9 +15,19 @@ local function file(path, bytes, mode)
   assert(vkit.fs.chmod(path, mode or 420))
 end
 
+-- An ELF `kani` launcher that runs a shell script: vkit.proc runs pinned
+-- executables only, never scripts, so the hostile stand-ins are compiled.
+local function compile_launcher(dir, script)
+  local c = dir .. "/launcher.c"
+  local quoted = script:gsub("\\", "\\\\"):gsub('"', '\\"'):gsub("\n", "\\n")
+  t.write(c, ('#include <unistd.h>\nint main(void) { execl("/bin/sh", "sh", "-c", "%s", (char *)0); return 127; }\n'):format(quoted))
+  assert(os.execute(("cc -o %s %s"):format(t.quote(dir .. "/launcher"), t.quote(c))), "cannot compile the launcher")
+  return t.slurp(dir .. "/launcher")
+end
+
 --- Builds the tree under dir and returns the capture description.
--- opts.launcher: the bytes of the `kani` launcher (a script in the specs
--- that exercise process control; a plain file otherwise).
+-- opts.launcher_script: a shell script the `kani` launcher runs (the specs
+-- that exercise process control); a plain file otherwise.
 function M.install(dir, opts)
   opts = opts or {}
   local home = dir .. "/home"
@@ -36,7 +46,8 @@ function M.install(dir, opts)
   file(kani .. "/rust-toolchain-version", M.toolchain .. "\n", 420)
   assert(vkit.fs.symlink(rust, kani .. "/toolchain"))
   for _, proxy in ipairs { "rustup", "cargo", "rustc", "rustdoc" } do file(bin .. "/" .. proxy, rustup, 493) end
-  file(bin .. "/kani", opts.launcher or "\127ELF kani launcher\n", 493)
+  local launcher = opts.launcher_script and compile_launcher(dir, opts.launcher_script) or "\127ELF kani launcher\n"
+  file(bin .. "/kani", launcher, 493)
   file(bin .. "/cargo-kani", "\127ELF cargo-kani launcher\n", 493)
   file(home .. "/.rustup/settings.toml", "version = \"12\"\n", 420)
   file(dir .. "/host/libz.so.1", "\127ELF libz\n", 420)
