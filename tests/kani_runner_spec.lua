@@ -188,7 +188,7 @@ describe("run_kani_relational", function()
       local p = program()
       local r = K.run_kani_relational(p, pin, outdir)
       -- Without vkit.proc the run stops at re-admission; with it, at the engine.
-      assert.is_true(r.reason == "admission_changed" or r.process ~= vkit.json.null, r.message)
+      assert.is_true(r.reason == "admission_failed" or r.process ~= vkit.json.null, r.message)
       assert.equal(BASE, t.slurp(outdir .. "/work/base/src/lib.rs"))
       assert.equal(CANDIDATE, t.slurp(outdir .. "/work/candidate/src/lib.rs"))
       assert.equal(p.harness.bytes, t.slurp(outdir .. "/work/vkit_harness.rs"))

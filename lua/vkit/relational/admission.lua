@@ -170,7 +170,7 @@ function M.admit(source, opts)
       grammar_object_sha256 = ts_identity.grammar.object_sha256,
     },
     admission_code = M.code_identity(),
-    ["function"] = null, parameter = null, tree = null, rejection = null, failure = null,
+    ["function"] = null, parameter = null, tree = null, rejection = null, failure = null, process = null,
   }
   local function fail(reason, detail)
     record.outcome, record.admitted = "failed", false

@@ -39,6 +39,7 @@ M.reasons = {
   invalid_program = "the prepared program is malformed",
   capture_mismatch = "a materialised capture differs from its captured inventory or bytes",
   admission_changed = "a captured module no longer passes source admission",
+  admission_failed = "source admission could not be re-run",
   launcher_unavailable = "the process launcher (vkit.proc) is not available",
   engine_launch_failed = "the engine could not be started",
   engine_crashed = "the engine was killed by a signal",
@@ -304,9 +305,10 @@ function M.run_kani_relational(program, pin, outdir, opts)
     local source = assert(vkit.fs.read(outdir .. "/work/" .. side .. "/" .. c.module, vkit.policies.limits.admission.max_source_bytes + 1, { nofollow = true }))
     local record = admission.admit(source, { expected_function = h.function_name })
     write_record(outdir, "records/admission-" .. side .. ".json", record, report.artifacts)
-    if record.outcome ~= "admitted" then
-      return finish("infrastructure_failure", "admission_changed",
-        side .. ": " .. (record.rejection ~= null and record.rejection.message or record.failure.message))
+    if record.outcome == "failed" then
+      return finish("infrastructure_failure", "admission_failed", side .. ": " .. record.failure.message)
+    elseif record.outcome ~= "admitted" then
+      return finish("infrastructure_failure", "admission_changed", side .. ": " .. record.rejection.message)
     end
   end
 
