@@ -24,8 +24,8 @@ return {
     grace_ms = 2000,
   },
   env = {                                       -- the closed environment of both commands
-    "PATH=/usr/bin:/bin",
-    "LC_ALL=C",
-    "HOME=/nonexistent",
+    PATH = "/usr/bin:/bin",
+    LC_ALL = "C",
+    HOME = "/nonexistent",
   },
 }

@@ -86,13 +86,10 @@ function M.toolchain(environment, language)
   return { tools = chain, dependencies = json.kind(chain.dependencies) == "array" and chain.dependencies or {} }
 end
 
---- The closed environment as an "NAME=value" array, sorted.
-function M.env_list(environment)
-  local names = {}
-  for k in pairs(environment.env) do names[#names + 1] = k end
-  table.sort(names)
+--- The closed environment: a plain {NAME = value} table (vkit.proc's shape).
+function M.env(environment)
   local out = {}
-  for i, k in ipairs(names) do out[i] = k .. "=" .. environment.env[k] end
+  for k, v in pairs(environment.env) do out[k] = v end
   return out
 end
 

@@ -346,7 +346,7 @@ function M.run(bound, opts)
   local measured
   measured, message = measure_toolchain(chain, runner)
   if not measured then return finish("infrastructure_failure", "pin-mismatch", message) end
-  local env = artifacts.env_list(env_model)
+  local env = artifacts.env(env_model)
   report.runtime_identity = runtime_identity(binding.language, measured, env)
 
   local sides = {}

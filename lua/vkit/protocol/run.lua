@@ -27,6 +27,7 @@ local identity_mod = require "vkit.protocol.identity"
 local placeholders = require "vkit.protocol.placeholders"
 local receipt = require "vkit.protocol.receipt"
 local evidence_mod = require "vkit.protocol.evidence"
+local tables = require "vkit.tables"
 local policy = require("vkit.policy").protocol
 
 local M = {}
@@ -123,7 +124,7 @@ local function launch(ctx, resolved, role, values, run_dir, snapshot)
   local spec = {
     exe = command.executable.path,
     argv = placeholders.expand(command.argv, values),
-    env = policy.env,
+    env = tables.copy(policy.env),
     cwd = snapshot,
     deadline_ms = command.deadline_ms,
     grace_ms = policy.caps.grace_ms,
