@@ -251,19 +251,6 @@ static int fs_read(lua_State *L) {
   return 1;
 }
 
-static int write_all(int fd, const char *s, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, s, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    s += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 static int fsync_parent(const char *path) {
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", path);
@@ -292,7 +279,7 @@ static int fs_write_atomic(lua_State *L) {
     return vkit_fail_errno(L, ENAMETOOLONG, path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return vkit_fail_errno(L, errno, tmp);
-  int err = write_all(fd, bytes, len);
+  int err = vkit_write_all(fd, bytes, len);
   if (!err && fchmod(fd, mode) != 0) err = errno;
   if (!err && fsync(fd) != 0) err = errno;
   if (close(fd) != 0 && !err) err = errno;
@@ -335,7 +322,7 @@ static int fs_copy_file(lua_State *L) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) { err = errno; break; }
     if (n == 0) break;
-    if ((err = write_all(out, buf, (size_t)n)) != 0) break;
+    if ((err = vkit_write_all(out, buf, (size_t)n)) != 0) break;
   }
   if (!err && fchmod(out, mode) != 0) err = errno;
   if (!err && fsync(out) != 0) err = errno;

@@ -35,6 +35,20 @@ int vkit_fail_errno(lua_State *L, int err, const char *what) {
   return vkit_fail(L, vkit_errno_name(err), "%s: %s", what, strerror(err));
 }
 
+int vkit_write_all(int fd, const void *bytes, size_t len) {
+  const char *p = bytes;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
 void vkit_hex(const unsigned char *bytes, size_t n, char *out) {
   static const char digits[] = "0123456789abcdef";
   for (size_t i = 0; i < n; i++) {

@@ -32,6 +32,9 @@ int vkit_fail_errno(lua_State *L, int err, const char *what);
 /* The symbolic name of an errno value ("ENOENT"), or "EUNKNOWN". */
 const char *vkit_errno_name(int err);
 
+/* Writes all of bytes, retrying short writes and EINTR; 0 or errno. */
+int vkit_write_all(int fd, const void *bytes, size_t len);
+
 /* Lowercase hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void vkit_hex(const unsigned char *bytes, size_t n, char *out);
 

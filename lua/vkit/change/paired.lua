@@ -158,6 +158,7 @@ local function measure_toolchain(chain, runner)
 end
 
 local function capture_side(repo, commit, dir, source, runner, side_name)
+  assert(fs.mkdirs(dir .. "/captures"))
   local dest = dir .. "/captures/" .. side_name
   local identity, message, code = repo:capture(commit, dest, { source })
   if not identity then
@@ -350,7 +351,7 @@ function M.run(bound, opts)
   report.runtime_identity = runtime_identity(binding.language, measured, env)
 
   local sides = {}
-  report.source_captures = {}
+  report.source_captures = json.object()
   for _, s in ipairs(M.SIDES) do
     local side, why, detail = prepare_side(opts.repo, bound, binding, chain, env, runner, s)
     if not side then

@@ -7,7 +7,8 @@
 --
 -- A handler is a module named in policies/store.lua with
 --   run(job, ctx) -> { outcome = "...", summary = {...} }
--- where ctx = { store, run_id, attempt, attempt_dir, cancelled(), log(text) }.
+-- where ctx = { store, run_id, attempt, attempt_dir, cancelled(), log(text),
+-- run_process(spec) (vkit.proc, stopped on cancellation) }.
 -- A handler that raises is an infrastructure failure: the run is "failed"
 -- with the error (a lost worker is retried; a crashing handler is not).
 local vkit_fs = require "vkit.fs"
@@ -25,13 +26,27 @@ local function attempt_record(dir, fields)
   store_mod.write_json(path, record)
 end
 
+--- Runs a process for a job, stopping it (and its whole tree) when the
+--  run's cancellation is requested: vkit.proc.spawn, polled.
+function M.run_process(spec, cancelled)
+  local proc = require "vkit.proc"
+  local handle <close> = proc.spawn(spec)
+  while true do
+    local result = handle:wait(policy.poll_ms)
+    if result then return result end
+    if cancelled() then handle:cancel() end
+  end
+end
+
 local function context(store, run, attempt, attempt_dir)
+  local function cancelled() return vkit_fs.lstat(run.dir .. "/cancel") ~= nil end
   return {
     store = store,
     run_id = run.id,
     attempt = attempt,
     attempt_dir = attempt_dir,
-    cancelled = function() return vkit_fs.lstat(run.dir .. "/cancel") ~= nil end,
+    cancelled = cancelled,
+    run_process = function(spec) return M.run_process(spec, cancelled) end,
     log = function(text)
       local f = io.open(attempt_dir .. "/worker.log", "a")
       if f then

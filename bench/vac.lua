@@ -1,0 +1,234 @@
+--- VAC structural verification: vkit against the reference verifier
+--  (egnaro9/vac-protocol, stdlib Python) in one run.
+--
+--   VAC_REFERENCE=/path/to/vac-protocol ./vkit script bench/vac.lua
+--
+-- 1. cold verification of every conformance case, one process per case
+--    (target: >= 5x faster than the reference);
+-- 2. a generated fleet bundle with 1,000,000 raw rows and a crashkit
+--    bundle with 200,000 cases (target: >= 10x faster, peak memory below
+--    the reference's).
+-- Without VAC_REFERENCE the reference is "skipped" and vkit's absolute
+-- figures are printed.  Peak memory comes from /usr/bin/time when present.
+local vkit = require "vkit"
+local b = require "bench.support"
+local number = require "vkit.vac.number"
+local json, fs, hash = vkit.json, vkit.fs, vkit.hash
+
+local REF = os.getenv "VAC_REFERENCE"
+local CORPUS = os.getenv "VAC_CORPUS" or (vkit.root .. "/fixtures/conformance/vac")
+local FLEET_ROWS = tonumber(os.getenv "VAC_BENCH_FLEET_ROWS") or 1000000
+local CRASH_CASES = tonumber(os.getenv "VAC_BENCH_CRASH_CASES") or 200000
+local TIME = "/usr/bin/time"
+local have_time = fs.lstat(TIME) ~= nil
+
+if REF and not fs.lstat(REF .. "/vac/verify.py") then
+  io.stderr:write("VAC_REFERENCE=", REF, " has no vac/verify.py\n")
+  os.exit(2)
+end
+
+local dir = assert(fs.mkdtemp "/tmp/vkit-bench-vac-")
+
+-- Runs a command once; returns wall seconds, peak RSS in MiB (or nil), exit
+-- code and CPU seconds (user + system, or nil).  CPU time is reported beside
+-- wall time because the machine is shared: it moves less with the load.
+local function measure(cmd)
+  local out = dir .. "/time.out"
+  local full = have_time and ("%s -f '%%U %%S %%M' -o %s %s > /dev/null 2>&1"):format(TIME, b.quote(out), cmd)
+    or (cmd .. " > /dev/null 2>&1")
+  local t0 = vkit.sys.monotonic_ms()
+  local _, _, code = os.execute(full)
+  local wall = (vkit.sys.monotonic_ms() - t0) / 1000
+  local rss, cpu
+  if have_time then
+    local f = io.open(out)
+    local text = f and f:read "a" or ""
+    if f then f:close() end
+    local user, sys, kib = text:match "([%d.]+)%s+([%d.]+)%s+(%d+)%s*$"
+    rss = kib and tonumber(kib) / 1024
+    cpu = user and (tonumber(user) + tonumber(sys))
+  end
+  return wall, rss, code, cpu
+end
+
+local function vkit_cmd(bundle) return ("%s vac verify %s"):format(b.quote(vkit.exe), b.quote(bundle)) end
+local function ref_cmd(bundle)
+  return ("cd %s && python3 -m vac.verify %s"):format(b.quote(REF), b.quote(bundle))
+end
+
+local function best(n, cmd)
+  local t, rss, code, cpu = math.huge, nil, nil, nil
+  for _ = 1, n do
+    local w, r, c, u = measure(cmd)
+    if w < t then t = w end
+    if u and (cpu == nil or u < cpu) then cpu = u end
+    rss = math.max(rss or 0, r or 0)
+    code = c
+  end
+  return t, (have_time and rss or nil), code, cpu
+end
+
+local function secs(x) return x and ("%.2fs"):format(x) or "n/a" end
+
+local function mib(x) return x and ("%.0f MiB"):format(x) or "n/a" end
+
+-- ---------------------------------------------------------------------
+-- 1. the conformance corpus, cold
+if fs.lstat(CORPUS .. "/cases") and not os.getenv "VAC_BENCH_SKIP_CORPUS" then
+  local cases = assert(fs.list(CORPUS .. "/cases"))
+  local function total(cmd_of)
+    local sum, cpu = 0, 0
+    for _, name in ipairs(cases) do
+      local w, _, _, u = best(3, cmd_of(CORPUS .. "/cases/" .. name))
+      sum, cpu = sum + w, cpu + (u or 0)
+    end
+    return sum, cpu
+  end
+  -- the verifier's own work, without process start (os.clock is CPU time)
+  local c0 = os.clock()
+  for _ = 1, 5 do
+    for _, name in ipairs(cases) do vkit.vac.verify(CORPUS .. "/cases/" .. name) end
+  end
+  print(("corpus: in-process, vkit %.2f ms CPU per case (process start excluded)"):format(
+    (os.clock() - c0) / (5 * #cases) * 1000))
+  local tv, cv = total(vkit_cmd)
+  print(("corpus: %d cases cold, vkit %.3fs wall (%.1f ms per case), %.3fs CPU (%.1f ms per case)"):format(#cases, tv,
+    tv / #cases * 1000, cv, cv / #cases * 1000))
+  if REF then
+    local tr, cr = total(ref_cmd)
+    print(("corpus: reference %.3fs wall (%.1f ms per case), %.3fs CPU; ratio %.1fx wall, %.1fx CPU (target >= 5x)")
+      :format(tr, tr / #cases * 1000, cr, tr / tv, cv > 0 and cr / cv or 0))
+  else
+    print "corpus: reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)"
+  end
+else
+  print("corpus: skipped (no corpus at " .. CORPUS .. ")")
+end
+
+-- ---------------------------------------------------------------------
+-- 2. large generated bundles
+
+local COMMIT = "1111111111111111111111111111111111111111"
+
+local function write_bundle(root, checks, hashes, files)
+  local evidence = json.array {}
+  for _, path in ipairs(files) do
+    evidence[#evidence + 1] = json.object { path = path, sha256 = (assert(hash.file(root .. "/" .. path))) }
+  end
+  hashes.placeholder = hashes.placeholder or "x"
+  local m = json.object {
+    vac_version = "0.1",
+    claim = json.object { capability = "benchmark", scope = "generated rows",
+      limitations = json.array { "generated for timing only" } },
+    subject = json.object { kind = "agent", id = "bench", version = json.object { seed = 1 } },
+    protocol = json.object { issuer = "bench/bench", issuer_commit = COMMIT, task = "bench", hashes = hashes,
+      grading = "deterministic", control_policy = "none" },
+    evidence = evidence,
+    results = json.object { summary = json.object {}, checks = checks },
+    replay = json.object { issuer_commit = COMMIT, commands = json.array { "true" }, expected = "exit 0" },
+  }
+  assert(fs.write_atomic(root .. "/vac.json", json.encode(m, { indent = 1 })))
+end
+
+local function fleet_bundle(root, n)
+  assert(fs.mkdirs(root))
+  local f = assert(io.open(root .. "/raw_results.jsonl", "wb"))
+  local groups, order = {}, {}
+  local buf = {}
+  for i = 0, n - 1 do
+    local suite, member = "suite-" .. (i % 20), "member-" .. (i // 20 % 50)
+    local df, cp = i % 3 ~= 0, i % 7 ~= 0
+    local key = suite .. "/" .. member
+    local g = groups[key]
+    if not g then
+      g = { suite = suite, member = member, n = 0, det = 0, fa = 0 }
+      groups[key] = g
+      order[#order + 1] = g
+    end
+    g.n = g.n + 1
+    if df and cp then g.det = g.det + 1 end
+    if not cp then g.fa = g.fa + 1 end
+    buf[#buf + 1] = ('{"suite":"%s","member":"%s","i":%d,"defective_failed":%s,"clean_passed":%s,"detected":%s}\n')
+      :format(suite, member, i, df, cp, df and cp)
+    if #buf == 10000 then
+      f:write(table.concat(buf))
+      buf = {}
+    end
+  end
+  f:write(table.concat(buf))
+  f:close()
+  local rows = json.array {}
+  for _, g in ipairs(order) do
+    rows[#rows + 1] = json.object { suite = g.suite, member = g.member, n = g.n, detected = g.det,
+      false_alarms = g.fa, detection_rate = number.round(g.det / g.n, 3), false_alarm_rate = number.round(g.fa / g.n, 3) }
+  end
+  assert(fs.write_atomic(root .. "/results.json", json.encode(json.object { fleet_commit = COMMIT, rows = rows })))
+  write_bundle(root, json.array { json.object { profile = "fleet-board-v1", aggregate = "results.json",
+    raw = "raw_results.jsonl", expect = json.object { rows = #rows } } }, json.object { fleet_commit = COMMIT },
+    { "raw_results.jsonl", "results.json" })
+end
+
+local SEV = { "none", "low", "med", "high", "critical" }
+local W = { none = 0, low = 1, med = 2, high = 4, critical = 8 }
+
+local function crashkit_bundle(root, n)
+  assert(fs.mkdirs(root))
+  local cases = json.array {}
+  local graded, passed_graded, truncs, errors, flagged, total_w, failed_w = 0, 0, 0, 0, 0, 0, 0
+  local kinds = {}
+  for i = 1, n do
+    local kind = "kind-" .. (i % 12)
+    local passed, truncated = i % 4 ~= 0, i % 97 == 0
+    local sev = SEV[i % 5 + 1]
+    local grader = i % 89 == 0 and "error" or "regex"
+    local c = json.object { id = "case-" .. i, kind = kind, severity = sev, grader = grader, passed = passed,
+      truncated = truncated, flagged = not passed and not truncated, note = "generated case " .. i }
+    cases[i] = c
+    if truncated then truncs = truncs + 1 else
+      graded = graded + 1
+      total_w = total_w + W[sev]
+      kinds[kind] = kinds[kind] or { 0, 0 }
+      kinds[kind][2] = kinds[kind][2] + 1
+      if passed then
+        passed_graded = passed_graded + 1
+        kinds[kind][1] = kinds[kind][1] + 1
+      else
+        failed_w = failed_w + W[sev]
+      end
+    end
+    if grader == "error" then errors = errors + 1 end
+    if not passed and not truncated then flagged = flagged + 1 end
+  end
+  local acc = number.round(passed_graded / graded, 4)
+  local per_kind = json.object {}
+  for k, v in pairs(kinds) do per_kind[k] = number.round(v[1] / v[2], 4) end
+  local doc = json.object {
+    git_sha = "bench01", cases = cases, per_kind = per_kind,
+    metrics = json.object { faithfulness = acc, ["precision@k"] = acc, ["recall@k"] = acc, citation_rate = acc,
+      vulnerability_score = number.round(failed_w / total_w, 4), flagged_cases = flagged + 0.0, n_cases = n + 0.0,
+      truncations = truncs + 0.0, reliability = number.round((n - errors - truncs) / n, 4) },
+  }
+  assert(fs.write_atomic(root .. "/eval_run.json", json.encode(doc)))
+  write_bundle(root, json.array { json.object { profile = "crashkit-battery-v1", artifact = "eval_run.json",
+    battery_hash_key = "battery", expect = json.object { n_cases = n } } }, json.object { battery = "bench01" },
+    { "eval_run.json" })
+end
+
+local function large(label, root, build)
+  build(root)
+  local vt, vr, vcode, vc = best(3, vkit_cmd(root))
+  print(("%s: vkit %.2fs wall, %s CPU, peak %s, exit %d"):format(label, vt, secs(vc), mib(vr), vcode))
+  if vcode ~= 0 then print(label .. ": WARNING: vkit did not pass the generated bundle") end
+  if REF then
+    local rt, rr, rcode, rc = best(1, ref_cmd(root))
+    print(("%s: reference %.2fs wall, %s CPU, peak %s, exit %d; ratio %.1fx wall (target >= 10x), memory %s")
+      :format(label, rt, secs(rc), mib(rr), rcode, rt / vt,
+        (vr and rr) and ("%.2fx of the reference's"):format(vr / rr) or "n/a"))
+  else
+    print(label .. ": reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)")
+  end
+end
+
+large(("fleet %d raw rows"):format(FLEET_ROWS), dir .. "/fleet", function(root) fleet_bundle(root, FLEET_ROWS) end)
+large(("crashkit %d cases"):format(CRASH_CASES), dir .. "/crashkit", function(root) crashkit_bundle(root, CRASH_CASES) end)
+if os.getenv "VAC_BENCH_KEEP" then print("bundles kept in " .. dir) else fs.remove_tree(dir) end

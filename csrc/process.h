@@ -1,0 +1,175 @@
+/*
+ * process.h: the internals shared by the three files of vkit.process.
+ *
+ *   process.c         the Lua module: spec parsing, handles, the wait loop,
+ *                     results, cancel tokens, executable handles
+ *   process_launch.c  everything between "launch this" and a running child:
+ *                     pins, the exe descriptor, Landlock, pipes, clone, the
+ *                     child's set-up and the hold at its first instruction
+ *   process_tree.c    containment: the subreaper, per-run cgroups, finding,
+ *                     killing and reaping every descendant
+ *
+ * None of these knows a protocol or a policy; every limit arrives in the spec.
+ */
+#ifndef VKIT_PROCESS_H
+#define VKIT_PROCESS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+typedef int64_t ms_t;
+
+/* Milliseconds on CLOCK_MONOTONIC: every deadline is measured on it. */
+ms_t proc_now_ms(void);
+
+/* ---- refusals --------------------------------------------------------- */
+
+/* Why a launch did not happen: `status` is "launch-failed" or "pin-mismatch",
+ * `error` a stable name, `err` an errno (0 when none), `message` a sentence. */
+typedef struct Refusal {
+  const char *status;
+  const char *error;
+  int err;
+  char message[1024];
+  /* pin-mismatch only: which file, what was pinned, what was found */
+  char pin_path[PATH_MAX];
+  char expected[65];
+  char actual[65];
+} Refusal;
+
+void refuse(Refusal *why, const char *status, const char *error, int err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* ---- containment: process_tree.c -------------------------------------- */
+
+/* One reusable cgroup v2 directory; a run owns it while it runs. */
+typedef struct CgSlot {
+  int dirfd, procs_fd, events_fd, kill_fd;
+  int killed;               /* cgroup.kill was written: never reused (below) */
+  char path[PATH_MAX];      /* as /proc/<pid>/cgroup names it after "0::" */
+  char fspath[PATH_MAX];    /* where it is mounted, for rmdir */
+  struct CgSlot *next_all;  /* every slot ever made, for cleanup at exit */
+  struct CgSlot *next_free; /* the pool of empty slots */
+} CgSlot;
+
+/* Makes this process the subreaper of its descendants (once). 0 or errno. */
+int tree_init(void);
+
+/* A free cgroup for one run, or NULL (with *why set) when cgroup v2 with
+ * cgroup.kill is not writable here. */
+CgSlot *cg_acquire(Refusal *why);
+/* Returns an empty slot to the pool; a slot still populated is retired
+ * (removed at exit), a killed one is removed now. */
+void cg_release(CgSlot *slot);
+/* Kills every process in the slot's cgroup (cgroup.kill): 0 or -1. */
+int cg_kill(CgSlot *slot);
+/* 1 when processes remain in the cgroup, 0 when empty, -1 when unknown. */
+int cg_populated(const CgSlot *slot);
+/* Whether runs can get a cgroup here; when not, why (into reason). */
+int cg_available(char *reason, size_t n);
+
+typedef struct Run Run;
+
+/* Registers a started run / forgets a finished one (process-wide list). */
+void tree_track(Run *r);
+void tree_untrack(Run *r);
+
+/* Signals the root and its process group (the root must not be reaped). */
+void tree_signal_group(Run *r, int sig);
+
+/* Kills every descendant of the run (cgroup.kill, the process group, and
+ * escaped children re-parented to us) and waits up to `until` for them to
+ * die; counts them in r->descendants_killed / r->descendants_surviving. */
+void tree_kill_descendants(Run *r, ms_t until);
+
+/* Ends a run's containment: kills every descendant, reaps the root (it
+ * must have exited or been sent SIGKILL), closes the pidfd, returns the
+ * cgroup and forgets the run.  Pipes are the caller's. */
+void run_collect(Run *r);
+
+/* Reaps zombie children of this process that belong to run trees (never
+ * foreign children such as io.popen's, never another run's root). */
+void tree_reap_orphans(Run *r);
+
+/* ---- one run ---------------------------------------------------------- */
+
+typedef struct Buf {
+  char *p;
+  size_t n, cap;
+} Buf;
+
+enum { PHASE_RUNNING, PHASE_TERMINATING, PHASE_EXITED, PHASE_DONE };
+enum { END_NONE, END_TIMEOUT, END_CANCEL, END_CAP };
+
+struct Token;
+
+struct Run {
+  int phase;
+  pid_t pid;
+  int pidfd;
+  int in_fd, out_fd, err_fd;       /* our ends; -1 once closed */
+  const char *in_p;                /* stdin bytes (pinned by a uservalue) */
+  size_t in_len, in_off;
+  Buf out, err;
+  size_t cap;
+  int truncated;
+  ms_t start, end, deadline, grace, kill_at, kill_wait, reap_interval, next_reap;
+  int end_reason;
+  int kill_sent;
+  struct Token *token;             /* pinned by a uservalue */
+  CgSlot *cg;
+  int cg_used;                     /* the child joined its cgroup */
+  int descendants_killed, descendants_surviving;
+  char exe_sha256[65];
+  char sandbox[32];
+  /* how the root ended */
+  int waited, code, sig;
+  struct rusage ru;
+  Run *live_prev, *live_next;
+};
+
+/* ---- launching: process_launch.c --------------------------------------- */
+
+enum { RL_CPU, RL_AS, RL_FSIZE, RL_NOFILE, RL_COUNT };
+
+typedef struct LaunchSpec {
+  int exe_fd;                      /* open executable, or -1 to open exe_path */
+  const char *exe_path;            /* for messages and for opening */
+  char *const *argv;               /* NULL-terminated */
+  char *const *envp;               /* NULL-terminated */
+  const char *cwd;
+  const char *exe_sha256;          /* pinned hash or NULL */
+  size_t nfiles;
+  const char *const *file_paths;   /* dependency pins */
+  const char *const *file_sha256;
+  int has_rlimit[RL_COUNT];
+  rlim_t rlimit[RL_COUNT];
+  int sandbox;                     /* 0 none, 1 requested */
+  int sandbox_optional;            /* run unsandboxed when Landlock is absent */
+  int sandbox_read;                /* 1 when reads are restricted too */
+  size_t nread, nwrite;
+  const char *const *read_paths;
+  const char *const *write_paths;
+  int cgroup_mode;                 /* CG_OFF, CG_AUTO, CG_REQUIRED */
+  int has_stdin;
+} LaunchSpec;
+
+enum { CG_OFF, CG_AUTO, CG_REQUIRED };
+
+/* Starts the run: on success fills r (pid, pidfd, pipes, cgroup, exe hash,
+ * sandbox) and returns 0; otherwise fills *why and returns -1. */
+int launch(const LaunchSpec *spec, Run *r, Refusal *why);
+
+/* SHA-256 of a descriptor's whole contents (from offset 0) as hex. 0/errno. */
+int hash_fd_hex(int fd, char hex[65]);
+
+/* The kernel's Landlock ABI version, 0 when absent. */
+int landlock_abi(void);
+
+/* Opens an executable for hashing and exec: 0 or fills *why. */
+int open_exe(const char *path, int *fd, Refusal *why);
+
+#endif

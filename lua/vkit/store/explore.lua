@@ -1,0 +1,69 @@
+--- Helpers that `vkit repl --project DIR` preloads for walking runs.
+--
+--   runs([n])   the n most recent runs (default 20), as summaries
+--   run(id)     one run: state, job, and per attempt its record, result,
+--               checker request, receipt, evidence digests and logs
+--   pp(value)   pretty-prints any value
+--   store       the project's job store
+local json = require "vkit.json"
+local fs = require "vkit.fs"
+local pretty = require "vkit.pretty"
+
+local M = {}
+
+local CAP = 4 * 1024 * 1024
+
+local function read_json(path)
+  local bytes = fs.read(path, CAP, { nofollow = true })
+  return bytes and json.decode(bytes) or nil
+end
+
+local function read_text(path)
+  return fs.read(path, CAP, { nofollow = true })
+end
+
+--- Everything retained in one attempt directory.
+function M.attempt(dir)
+  local a = {
+    dir = dir,
+    record = read_json(dir .. "/attempt.json"),
+    result = read_json(dir .. "/result.json"),
+    job = read_json(dir .. "/job.json"),
+    request = read_json(dir .. "/checker/request.json"),
+    receipt = read_json(dir .. "/checker/receipt.json"),
+    logs = {},
+  }
+  a.evidence = a.result and a.result.evidence or nil
+  for _, name in ipairs(fs.list(dir .. "/logs") or {}) do
+    local role, stream = name:match "^(%w+)%.(%w+)$"
+    if role then
+      a.logs[role] = a.logs[role] or {}
+      a.logs[role][stream] = stream == "json" and read_json(dir .. "/logs/" .. name) or read_text(dir .. "/logs/" .. name)
+    end
+  end
+  return a
+end
+
+function M.helpers(store)
+  local h = { store = store }
+  function h.runs(n)
+    local out = {}
+    for i, id in ipairs(store:list()) do
+      if i > (n or 20) then break end
+      local r = store:get(id)
+      if r then out[#out + 1] = store:summary(r) end
+    end
+    return out
+  end
+  function h.run(id)
+    local r, message = store:get(id)
+    if not r then return nil, message end
+    local attempts = {}
+    for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(("%s/attempts/%d"):format(r.dir, n)) end
+    return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale }
+  end
+  function h.pp(value) print(pretty.format(value)) end
+  return h
+end
+
+return M

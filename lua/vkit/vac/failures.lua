@@ -1,0 +1,40 @@
+--- A list of named failures: {name = "sha256-mismatch", detail = "..."}.
+--  The name is the stable machine reason (SPEC §4); the detail is for
+--  people and may carry issuer text (escaped only when printed).
+local Failures = {}
+Failures.__index = Failures
+
+function Failures.new() return setmetatable({}, Failures) end
+
+function Failures:add(name, detail)
+  self[#self + 1] = { name = name, detail = detail }
+end
+
+--- Adds name with a detail built by string.format(fmt, ...).
+function Failures:addf(name, fmt, ...)
+  self:add(name, fmt:format(...))
+end
+
+function Failures:extend(other)
+  for _, f in ipairs(other) do self[#self + 1] = f end
+end
+
+--- Drops every failure after the first n.
+function Failures:truncate(n)
+  for i = #self, n + 1, -1 do self[i] = nil end
+end
+
+--- The sorted set of reason names.
+function Failures:names()
+  local seen, out = {}, {}
+  for _, f in ipairs(self) do
+    if not seen[f.name] then
+      seen[f.name] = true
+      out[#out + 1] = f.name
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+return Failures

@@ -1,0 +1,339 @@
+--- `vkit vac registry` (SPEC §5): registry.json, regenerated mechanically
+--  from configured local issuer checkouts.
+--
+-- Only committed bytes count: each checkout's HEAD tree is read through
+-- vkit.git (never the working tree), every configured bundle is
+-- materialized from its blobs into a private directory and verified, and
+-- an admissible one becomes an entry pinning every artifact's sha256 and a
+-- URL addressed at the commit the bytes were read from.  A bundle that is
+-- not admissible is recorded as pending with its exact reasons, never
+-- dropped.  The output depends on nothing but the committed trees and the
+-- configuration: no clock, no environment, byte-reproducible.
+--
+-- Configuration (JSON):
+--   {"issuers": [{"repo": "https://host/owner/name", "checkout": "../name",
+--                 "bundles": "vac" | "certifications/*",
+--                 "raw_url": "https://raw.example/{owner}/{name}/{commit}/{path}"}]}
+-- `checkout` is relative to the configuration file; `raw_url` is optional
+-- (the default serves raw files of public GitHub repositories).
+--
+-- `--check-fetched DIR` compares fetched artifacts (DIR/<entry name>/<path>)
+-- with the pins of an existing registry: every URL's ref must be a full
+-- commit id, every byte must hash to its pin, nothing may be missing or
+-- extra, the fetched bundle must verify, and the entry rebuilt from it must
+-- equal the committed one.
+local fs = require "vkit.fs"
+local hash = require "vkit.hash"
+local json = require "vkit.json"
+local verify = require "vkit.vac.verify"
+local draft = require "vkit.vac.draft"
+local policy = require("vkit.policy").vac
+
+local array, object, kind = json.array, json.object, json.kind
+local M = {}
+
+M.VERSION = "0.1"
+M.DEFAULT_RAW_URL = "https://raw.githubusercontent.com/{owner}/{name}/{commit}/{path}"
+M.GATES = object {
+  structural = "vkit vac verify: clean over the committed bytes at generation; re-proven over fetched artifacts "
+    .. "by vkit vac registry --check-fetched",
+  semantic = "NOT run by vkit: replay the bundle's replay block at issuer_commit (SPEC §5: acceptance is two-gated)",
+  grading = "NOT machine-checked: SPEC §5 rule 3 rests on human review of protocol.grading and on replay",
+}
+M.PROTOCOL = "acceptance is two-gated (SPEC §5): structural verification by vkit vac verify over the committed "
+  .. "bytes, then semantic replay by the issuer's own deterministic regrader, which this registry does not run"
+
+local function is_commit(s) return type(s) == "string" and #s == 40 and not s:find "[^0-9a-f]" end
+
+--- The commit-addressed URL of one artifact.
+function M.url(template, owner_name, commit, path)
+  local owner, name = owner_name:match "^([^/]+)/([^/]+)$"
+  return (template:gsub("{(%w+)}", { owner = owner, name = name, commit = commit, path = path }))
+end
+
+-- The bundle directories a pattern names in a sorted list of tree paths.
+function M.bundle_dirs(pattern, paths)
+  local dirs, seen = {}, {}
+  local prefix = pattern:match "^(.*)/%*$"
+  for _, p in ipairs(paths) do
+    local dir
+    if prefix then
+      local rest = p:sub(#prefix + 2)
+      if p:sub(1, #prefix + 1) == prefix .. "/" and rest:find "/" then dir = prefix .. "/" .. rest:match "^[^/]+" end
+    elseif p:sub(1, #pattern + 1) == pattern .. "/" then
+      dir = pattern
+    end
+    if dir and not seen[dir] then
+      seen[dir] = true
+      dirs[#dirs + 1] = dir
+    end
+  end
+  table.sort(dirs)
+  return dirs
+end
+
+-- The registry entry for a verified bundle directory (pure but for hashing).
+local function entry(cfg, bundle_path, dir, rels, pinned, m)
+  local artifacts = array {}
+  for i, rel in ipairs(rels) do
+    artifacts[i] = object {
+      path = rel, sha256 = (assert(hash.file(dir .. "/" .. rel))),
+      url = M.url(cfg.raw_url, cfg.issuer, pinned, bundle_path .. "/" .. rel),
+    }
+  end
+  local seen, list = {}, array {}
+  for _, c in ipairs(m.results.checks) do
+    if not seen[c.profile] then
+      seen[c.profile] = true
+      list[#list + 1] = c.profile
+    end
+  end
+  table.sort(list)
+  return object {
+    name = cfg.name .. "/" .. bundle_path:match "([^/]+)$",
+    issuer = cfg.issuer, issuer_repo = cfg.repo,
+    issuer_commit = m.protocol.issuer_commit, -- the issuer's own declaration
+    pinned_commit = pinned,                   -- the commit the bytes were read from
+    vac_version = m.vac_version, bundle_path = bundle_path,
+    capability = m.claim.capability,
+    subject = ("%s: %s"):format(m.subject.kind, m.subject.id),
+    summary = m.results.summary, profiles = list, artifacts = artifacts,
+    status = "accepted", challenges = array {}, gates = M.GATES,
+  }
+end
+
+--- Verifies a materialized bundle and builds its entry: entry | nil, reasons.
+function M.judge(cfg, bundle_path, dir, rels, pinned)
+  local failures, m = verify.directory(dir)
+  if #failures > 0 then
+    local reasons = {}
+    for i, f in ipairs(failures) do reasons[i] = f.detail and (f.name .. ": " .. f.detail) or f.name end
+    return nil, "refused at generation: " .. table.concat(reasons, "; ")
+  end
+  if draft.owner_name("x/" .. tostring(m.protocol.issuer)) ~= cfg.issuer then
+    return nil, ("issuer-mismatch: manifest protocol.issuer %q is not the configured issuer %q"):format(
+      tostring(m.protocol.issuer), cfg.issuer)
+  end
+  return entry(cfg, bundle_path, dir, rels, pinned, m)
+end
+
+local function pending(cfg, bundle_path, reason)
+  return object { name = cfg.name .. "/" .. bundle_path:match "([^/]+)$", issuer = cfg.issuer, issuer_repo = cfg.repo,
+    bundle_path = bundle_path, reason = reason }
+end
+
+-- Is head on some remote-tracking branch (when the checkout has remotes)?
+local function pushed(repo, head)
+  local remotes = repo:refs "refs/remotes/"
+  local any = false
+  for _, r in ipairs(remotes or {}) do
+    if r.target then
+      any = true
+      if repo:is_ancestor(head, r.target) then return true end
+    end
+  end
+  return not any
+end
+
+--- Scans one configured issuer: entries, pending | nil, message.
+function M.scan(cfg, git)
+  local repo, err = git.open(cfg.checkout)
+  if not repo then return nil, ("%s: issuer checkout not readable at %s: %s"):format(cfg.issuer, cfg.checkout, err) end
+  local head, herr = repo:head()
+  if not head then
+    repo:close()
+    return nil, ("%s: %s"):format(cfg.issuer, herr)
+  end
+  if not pushed(repo, head) then
+    repo:close()
+    return nil, ("%s: HEAD %s is on no remote branch; push it first, or the pinned URLs serve nothing"):format(
+      cfg.issuer, head)
+  end
+  local tree, terr = repo:tree(head)
+  if not tree then
+    repo:close()
+    return nil, ("%s: %s"):format(cfg.issuer, terr)
+  end
+  local paths = {}
+  for i, e in ipairs(tree) do paths[i] = e.path end
+  local entries, waiting = {}, {}
+  local dirs = M.bundle_dirs(cfg.bundles, paths)
+  if #dirs == 0 and not cfg.bundles:find "/%*$" then
+    waiting[#waiting + 1] = pending(cfg, cfg.bundles, ("no committed files at %s: the issuer's bundle has not "
+      .. "landed"):format(cfg.bundles))
+  end
+  for _, bp in ipairs(dirs) do
+    local rels, modes = {}, {}
+    for _, e in ipairs(tree) do
+      if e.path:sub(1, #bp + 1) == bp .. "/" then
+        rels[#rels + 1] = e.path:sub(#bp + 2)
+        modes[#rels] = e.mode
+      end
+    end
+    local has_manifest = false
+    for _, r in ipairs(rels) do has_manifest = has_manifest or r == "vac.json" end
+    if not has_manifest then
+      waiting[#waiting + 1] = pending(cfg, bp, ("vac.json is not in the committed tree at %s"):format(bp))
+    else
+      local dir = assert(fs.mkdtemp((os.getenv "TMPDIR" or "/tmp") .. "/vkit-vac-registry-"))
+      local problem
+      for i, rel in ipairs(rels) do
+        if modes[i] ~= "100644" and modes[i] ~= "100755" then
+          problem = ("unsafe-bundle: %s is committed as mode %s, not a regular file"):format(rel, modes[i])
+          break
+        end
+        local blob, berr = repo:read(head, bp .. "/" .. rel, policy.registry.max_blob_bytes)
+        if not blob then
+          problem = ("%s: %s"):format(rel, berr)
+          break
+        end
+        local target = dir .. "/" .. rel
+        assert(fs.mkdirs(target:match "^(.*)/[^/]*$"))
+        assert(fs.write_atomic(target, blob.bytes, 420))
+      end
+      local e, reason
+      if problem then
+        reason = "refused at generation: " .. problem
+      else
+        e, reason = M.judge(cfg, bp, dir, rels, head)
+      end
+      fs.remove_tree(dir)
+      if e then entries[#entries + 1] = e else waiting[#waiting + 1] = pending(cfg, bp, reason) end
+    end
+  end
+  repo:close()
+  return entries, waiting
+end
+
+--- Reads and checks a configuration file: {issuers} | nil, message.
+function M.load_config(path)
+  local text, err = fs.read(path, 1 << 20)
+  if not text then return nil, err end
+  local doc, jerr = json.decode(text)
+  if not doc then return nil, path .. ": " .. jerr end
+  if kind(doc) ~= "object" or kind(doc.issuers) ~= "array" then return nil, path .. ": an {\"issuers\": [...]} object required" end
+  local base = path:match "^(.*)/[^/]*$" or "."
+  local issuers = {}
+  for i, c in ipairs(doc.issuers) do
+    local issuer = kind(c) == "object" and draft.owner_name(c.repo)
+    if not (issuer and type(c.checkout) == "string" and type(c.bundles) == "string" and c.bundles ~= "") then
+      return nil, ("%s: issuers[%d] needs repo (…/owner/name), checkout and bundles"):format(path, i - 1)
+    end
+    if c.raw_url ~= nil and (type(c.raw_url) ~= "string" or not c.raw_url:find("{commit}", 1, true)) then
+      return nil, ("%s: issuers[%d].raw_url must address {commit}"):format(path, i - 1)
+    end
+    issuers[i] = {
+      repo = c.repo, issuer = issuer, name = issuer:match "/(.*)$", bundles = c.bundles:gsub("/+$", ""),
+      checkout = c.checkout:sub(1, 1) == "/" and c.checkout or (base .. "/" .. c.checkout),
+      raw_url = c.raw_url or M.DEFAULT_RAW_URL,
+    }
+  end
+  return issuers
+end
+
+local function by_name(a, b) return a.name < b.name end
+
+--- The registry document for a list of issuer configurations.
+function M.build(issuers, git)
+  local entries, waiting = array {}, array {}
+  for _, cfg in ipairs(issuers) do
+    local e, p = M.scan(cfg, git)
+    if not e then return nil, p end
+    for _, x in ipairs(e) do entries[#entries + 1] = x end
+    for _, x in ipairs(p) do waiting[#waiting + 1] = x end
+  end
+  table.sort(entries, by_name)
+  table.sort(waiting, by_name)
+  return object { registry_version = M.VERSION, protocol = M.PROTOCOL, entries = entries, pending = waiting }
+end
+
+function M.encode(doc) return json.encode(doc, { indent = 1 }) .. "\n" end
+
+--- Checks fetched artifacts in dir against the registry doc: a list of
+--  problems (empty when every entry holds).
+function M.check_fetched(doc, dir)
+  local problems = {}
+  local function say(fmt, ...) problems[#problems + 1] = fmt:format(...) end
+  for _, e in ipairs(kind(doc.entries) == "array" and doc.entries or {}) do
+    local root = dir .. "/" .. tostring(e.name)
+    if not is_commit(e.pinned_commit) then say("%s: pinned_commit %s is not a full commit id", e.name, tostring(e.pinned_commit)) end
+    local rels, pinned = {}, {}
+    for _, a in ipairs(e.artifacts or {}) do
+      rels[#rels + 1] = a.path
+      pinned[a.path] = true
+      -- the ref in the URL must be the full commit the bytes were read from
+      local ref_ok = type(a.url) == "string" and is_commit(e.pinned_commit)
+        and a.url:find("/" .. e.pinned_commit .. "/", 1, true) ~= nil
+      if not ref_ok then say("%s: %s: URL %s is not addressed at a full commit id", e.name, a.path, tostring(a.url)) end
+      local sha = hash.file(root .. "/" .. a.path)
+      if not sha then
+        say("%s: %s: not fetched", e.name, a.path)
+      elseif sha ~= a.sha256 then
+        say("%s: %s: fetched bytes hash to %s, pinned %s", e.name, a.path, sha, a.sha256)
+      end
+    end
+    local walk = fs.walk(root) or {}
+    for _, w in ipairs(walk) do
+      if w.kind ~= "dir" and not pinned[w.path] then say("%s: %s: fetched but not pinned", e.name, w.path) end
+    end
+    if #problems == 0 then
+      local cfg = { name = e.name:match "^(.-)/[^/]*$", issuer = e.issuer, repo = e.issuer_repo, raw_url = "{commit}" }
+      local rebuilt, reason = M.judge(cfg, e.bundle_path, root, rels, e.pinned_commit)
+      if rebuilt then
+        -- the URLs were checked above; everything else must rebuild exactly
+        for i, a in ipairs(rebuilt.artifacts) do a.url = e.artifacts[i].url end
+      end
+      if not rebuilt then
+        say("%s: %s", e.name, reason)
+      elseif json.encode(rebuilt) ~= json.encode(e) then
+        say("%s: the entry rebuilt from the fetched artifacts differs from the registry's", e.name)
+      end
+    end
+  end
+  return problems
+end
+
+--- The CLI: `vkit vac registry [--config F] [--out F] [--check-fetched DIR]`.
+function M.command(argv)
+  local args, cli = require "vkit.args", require "vkit.cli"
+  local opts, err = args.parse(argv, { options = { config = "string", out = "string", check_fetched = "string",
+    registry = "string" }, max = 0 })
+  if not opts then return cli.usage_error(err, "vac registry") end
+  if opts.check_fetched then
+    local path = opts.registry or "registry.json"
+    local text, rerr = fs.read(path, 1 << 26)
+    local doc = text and json.decode(text)
+    if not doc then
+      io.stderr:write("vkit vac registry: ", tostring(rerr or (path .. ": not JSON")), "\n")
+      return 2
+    end
+    local problems = M.check_fetched(doc, opts.check_fetched)
+    local output = require "vkit.vac.output"
+    for _, p in ipairs(problems) do print("FAIL " .. output.escape(p)) end
+    print(#problems == 0 and ("check-fetched: every pinned artifact holds (%d entries)"):format(#(doc.entries or {}))
+      or ("check-fetched: FAIL — %d problem(s)"):format(#problems))
+    return #problems == 0 and 0 or 1
+  end
+  local ok, git = pcall(require, "vkit.git")
+  if not ok then
+    io.stderr:write("vkit vac registry: vkit.git is not built into this vkit\n")
+    return 3
+  end
+  local issuers, cerr = M.load_config(opts.config or "vac-registry.json")
+  if not issuers then
+    io.stderr:write("vkit vac registry: ", cerr, "\n")
+    return 2
+  end
+  local doc, berr = M.build(issuers, git)
+  if not doc then
+    io.stderr:write("vkit vac registry: ", berr, "\n")
+    return 1
+  end
+  local out = opts.out or "registry.json"
+  assert(fs.write_atomic(out, M.encode(doc), 420))
+  print(("%s: %d accepted, %d pending"):format(out, #doc.entries, #doc.pending))
+  for _, p in ipairs(doc.pending) do print("pending " .. p.name .. ": " .. require("vkit.vac.output").escape(p.reason)) end
+  return 0
+end
+
+return M

@@ -1,0 +1,146 @@
+--- Comparing decoded JSON values the way the VAC rules compare them.
+--
+-- Numbers compare by exact value (3 == 3.0, as in the reference); absent
+-- and null are the same ("a missing key reads as null"); arrays compare
+-- in order, objects key for key.  One deliberate difference from Python:
+-- a boolean never equals a number (Python's True == 1 is not followed).
+local json = require "vkit.json"
+local number = require "vkit.vac.number"
+
+local null, kind = json.null, json.kind
+local M = {}
+
+function M.is_number(v) return math.type(v) ~= nil end
+
+function M.is_object(v) return kind(v) == "object" end
+
+function M.is_array(v) return kind(v) == "array" end
+
+--- v when it is an object, else nil (for reading optional structure).
+function M.object(v)
+  if kind(v) == "object" then return v end
+  return nil
+end
+
+--- t[k] when t is an object, else nil.
+function M.get(t, k)
+  if kind(t) ~= "object" then return nil end
+  local v = t[k]
+  if v == null then return nil end
+  return v
+end
+
+--- Is every element of array a an object?
+function M.all_objects(a)
+  for i = 1, #a do
+    if kind(a[i]) ~= "object" then return false end
+  end
+  return true
+end
+
+local function eq(a, b)
+  if a == nil then a = null end
+  if b == nil then b = null end
+  if a == b then return true end
+  local ta, tb = type(a), type(b)
+  if ta ~= "table" or tb ~= "table" then return false end
+  local ka, kb = kind(a), kind(b)
+  if ka ~= kb then return false end
+  if ka == "array" then
+    if #a ~= #b then return false end
+    for i = 1, #a do
+      if not eq(a[i], b[i]) then return false end
+    end
+    return true
+  end
+  if ka == "object" then
+    for k, v in pairs(a) do
+      if b[k] == nil or not eq(v, b[k]) then return false end
+    end
+    for k in pairs(b) do
+      if a[k] == nil then return false end
+    end
+    return true
+  end
+  return false
+end
+M.eq = eq
+
+--- A string that identifies v up to the equality of Python's sets and
+--  dict keys (1, 1.0 and True are one key there), for scalar v.  Returns
+--  nil for arrays and objects, which Python cannot hash.
+function M.key(v)
+  if v == nil or v == null then return "N" end
+  local t = math.type(v)
+  if t == "integer" then return "n" .. v end
+  if t == "float" then
+    if v == math.floor(v) and v >= -2 ^ 63 and v < 2 ^ 63 then return "n" .. math.tointeger(v) end
+    return "n" .. number.float_repr(v)
+  end
+  if v == true then return "n1" end
+  if v == false then return "n0" end
+  if type(v) == "string" then return "s" .. v end
+  return nil
+end
+
+--- Canonical text of a value that tells apart exactly what Python's
+--  json.dumps(sort_keys=True) tells apart (1 from 1.0, 0.0 from -0.0).
+local function canon(v, out)
+  local k = kind(v)
+  if k == "object" then
+    local keys = {}
+    for key in pairs(v) do keys[#keys + 1] = key end
+    table.sort(keys)
+    out[#out + 1] = "{"
+    for i, key in ipairs(keys) do
+      if i > 1 then out[#out + 1] = "," end
+      out[#out + 1] = string.format("%q:", key)
+      canon(v[key], out)
+    end
+    out[#out + 1] = "}"
+  elseif k == "array" then
+    out[#out + 1] = "["
+    for i = 1, #v do
+      if i > 1 then out[#out + 1] = "," end
+      canon(v[i], out)
+    end
+    out[#out + 1] = "]"
+  elseif k == "string" then
+    out[#out + 1] = string.format("%q", v)
+  elseif k == "number" then
+    out[#out + 1] = number.float_repr(v)
+  else
+    out[#out + 1] = tostring(v == null and "null" or v)
+  end
+end
+
+function M.canonical(v)
+  local out = {}
+  canon(v, out)
+  return table.concat(out)
+end
+
+--- Short, Python-like rendering of a value for failure details.
+function M.show(v)
+  if v == nil or v == null then return "None" end
+  if v == true then return "True" end
+  if v == false then return "False" end
+  if math.type(v) then return number.str(v) end
+  if type(v) == "string" then return "'" .. v .. "'" end
+  local k = kind(v)
+  if k == "array" or k == "object" then
+    local text = json.encode(v)
+    if #text > 200 then text = text:sub(1, 200) .. "..." end
+    return text
+  end
+  return tostring(v)
+end
+
+--- Like show, but strings bare (Python's str() rather than repr()).
+function M.str(v)
+  if type(v) == "string" then return v end
+  return M.show(v)
+end
+
+M.null = null
+return M

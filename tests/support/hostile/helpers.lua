@@ -1,0 +1,100 @@
+--- Helpers for the vkit.proc specs: hostile programs compiled from the C
+--  sources beside this file, and facts about processes read from /proc.
+local vkit = require "vkit"
+local t = require "tests.support.run"
+
+local M = {}
+
+M.python = "/usr/bin/python3" -- never a pyenv shim: the real interpreter
+M.sh = "/bin/sh"
+
+local here = vkit.root .. "/tests/support/hostile/"
+
+--- Compiles every helper into dir; returns {name = path}.
+function M.build(dir)
+  local built = {}
+  local function cc(name, source, flags)
+    local out = dir .. "/" .. name
+    local cmd = ("gcc -O1 -o '%s' %s '%s' 2>&1"):format(out, flags or "", here .. source)
+    local log = io.popen(cmd):read "a"
+    assert(vkit.fs.lstat(out), "cannot compile " .. source .. ": " .. log)
+    built[name] = out
+  end
+  cc("introspect", "introspect.c")
+  cc("sigwrap", "sigwrap.c")
+  cc("flood", "flood.c")
+  cc("says_a", "says.c", [[-DWORD='"A"']])
+  cc("says_b", "says.c", [[-DWORD='"B"']])
+  return built
+end
+
+--- For a describe block: a temporary directory with the helpers built in
+--  it, made before its tests and removed after them (Busted's setup and
+--  teardown are passed in: they exist only in a spec's environment).  The
+--  returned table holds `dir` and `bin` once the block runs.
+function M.workspace(setup, teardown)
+  local ws = {}
+  setup(function()
+    local cleanup
+    ws.dir, cleanup = t.tempdir()
+    ws.bin = M.build(ws.dir)
+    ws.cleanup = cleanup
+  end)
+  teardown(function() ws.cleanup() end)
+  return ws
+end
+
+--- A spec running exe with argv, plus the fields in extra.
+function M.spec(exe, argv, extra)
+  local spec = { exe = exe, argv = argv }
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return spec
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read "a"
+  f:close()
+  return s
+end
+M.read = read
+
+--- Whether a process with this pid exists at all (a zombie counts).
+function M.exists(pid) return read("/proc/" .. pid .. "/stat") ~= nil end
+
+--- State letter and session of pid, or nil when it does not exist.
+function M.stat(pid)
+  local s = read("/proc/" .. pid .. "/stat")
+  if not s then return nil end
+  local state, _, _, sid = s:match "%) (%a) (%d+) (%d+) (%d+)"
+  return state, tonumber(sid)
+end
+
+--- Children of this vkit process that a run left behind: every child not
+--  in our own session (io.popen's children are), zombie or alive.
+function M.leftovers()
+  local own_sid = select(2, M.stat(vkit.sys.pid()))
+  local found = {}
+  for _, e in ipairs(assert(vkit.fs.list "/proc/self/task")) do
+    local kids = read("/proc/self/task/" .. e .. "/children") or ""
+    for pid in kids:gmatch "%d+" do
+      local state, sid = M.stat(pid)
+      if state and sid ~= own_sid then found[#found + 1] = pid .. ":" .. state end
+    end
+  end
+  return found
+end
+
+--- Polls until path holds a line, up to seconds; returns its first line.
+function M.wait_line(path, seconds)
+  local deadline = vkit.sys.monotonic_ms() + seconds * 1000
+  repeat
+    local s = read(path)
+    if s and s:find "\n" then return s:match "^[^\n]*" end
+    vkit.sys.sleep(0.01)
+  until vkit.sys.monotonic_ms() > deadline
+  return nil
+end
+
+return M

@@ -1,0 +1,170 @@
+-- The pieces under the VAC verifier that carry Python's definitions
+-- (round, repr, str.strip, \d, splitlines) and the archive reader, on
+-- their own, with hostile inputs.
+local vkit = require "vkit"
+local t = require "tests.support.run"
+local number = require "vkit.vac.number"
+local text = require "vkit.vac.text"
+local output = require "vkit.vac.output"
+local archive = require "vkit.vac.archive"
+
+describe("vkit.vac.number", function()
+  -- expected values are Python 3.11's round() and repr()
+  local rounds = {
+    { 2.675, 2, "2.67" }, { 0.125, 2, "0.12" }, { 0.375, 2, "0.38" }, { 2.5, 0, "2.0" }, { 3.5, 0, "4.0" },
+    { -0.001, 0, "-0.0" }, { -0.00001, 2, "-0.0" }, { 1 / 3, 3, "0.333" }, { 5 / 7, 3, "0.714" },
+    { 8 / 14, 4, "0.5714" }, { 1234.5, -1, "1230.0" }, { 1235.0, -1, "1240.0" }, { 1234.6, -1, "1230.0" },
+    { 1e300, -301, "0.0" }, { 1.5e-200, 200, "1e-200" }, { 2.5e-200, 200, "2e-200" }, { 0.1, 400, "0.1" },
+    { 123.456, -400, "0.0" },
+  }
+  for _, c in ipairs(rounds) do
+    it(("round(%s, %d) == %s"):format(number.float_repr(c[1]), c[2], c[3]), function()
+      assert.equal(c[3], number.float_repr(number.round(c[1], c[2])))
+    end)
+  end
+
+  it("keeps integers integers, rounding negative places half to even", function()
+    assert.equal(7, number.round(7, 4))
+    assert.equal(math.type(7), math.type(number.round(7, 4)))
+    assert.equal(120, number.round(125, -1))
+    assert.equal(140, number.round(135, -1))
+  end)
+
+  it("writes floats as Python's repr", function()
+    local reprs = { { 1e16, "1e+16" }, { 1e15, "1000000000000000.0" }, { 1e-5, "1e-05" }, { 0.0001, "0.0001" },
+      { 0.1 + 0.2, "0.30000000000000004" }, { -0.0, "-0.0" }, { 5e-324, "5e-324" }, { 1.5, "1.5" },
+      { 123456789012345678.0, "1.2345678901234568e+17" } }
+    for _, c in ipairs(reprs) do assert.equal(c[2], number.float_repr(c[1])) end
+    assert.equal("3", number.str(3))
+    assert.equal("3.0", number.str(3.0))
+  end)
+end)
+
+describe("vkit.vac.text", function()
+  it("reads numerals in any script, stripped of any Unicode whitespace", function()
+    for _, s in ipairs { "9999", "0.5", "12%", " 1e5 ", "+.5", "-3.", "\227\128\128٣\227\128\128", "1E-3%" } do
+      assert.is_true(text.is_numeral(s), s)
+    end
+    for _, s in ipairs { "", ".", "1e", "1.2.3", "12 %", "twelve", "1,000", "%", "0x10" } do
+      assert.is_false(text.is_numeral(s), s)
+    end
+  end)
+
+  it("strips and squeezes whitespace as Python does", function()
+    assert.equal("a b", text.strip "\194\160\t a b\28\227\128\128")
+    assert.is_false(text.nonblank "\226\128\175 \n")
+    assert.is_true(text.nonblank " x ")
+    assert.equal("a b c", text.squeeze " a\194\160\n b \t c\r\n")
+  end)
+
+  it("strips tags like re.sub('<[^>]+>', '') without quadratic rescans", function()
+    assert.equal("a b <> c < d", text.strip_tags "<p>a</p> <i>b</i> <> c < d")
+    local hostile = ("<"):rep(200000)
+    assert.equal(hostile, text.strip_tags(hostile))
+  end)
+
+  it("cuts strings by code points", function()
+    assert.equal("2026-08-0€", text.prefix("2026-08-0€x", 10))
+    assert.equal("ab", text.prefix("ab", 10))
+  end)
+end)
+
+describe("vkit.vac.output.escape", function()
+  it("writes C0, DEL, C1, bidi controls, separators and invalid bytes as escapes", function()
+    assert.equal("a\\x1b[0m\\x7f\\x85\\u202e\\u2066\\u2028\\xff\\xc3z", output.escape "a\27[0m\127\194\133\226\128\174\226\129\166\226\128\168\255\195z")
+    assert.equal("plain é ✓", output.escape "plain é ✓")
+  end)
+end)
+
+describe("vkit.archive (hostile tar streams)", function()
+  local dir, cleanup
+  before_each(function() dir, cleanup = t.tempdir() end)
+  after_each(function() cleanup() end)
+
+  local function header(name, size, typeflag, link)
+    local function pad(s, n) return s .. ("\0"):rep(n - #s) end
+    local function oct(n, w) return ("%0" .. (w - 1) .. "o"):format(n) .. "\0" end
+    local h = pad(name, 100) .. oct(420, 8) .. oct(0, 8) .. oct(0, 8) .. oct(size, 12) .. oct(0, 12) .. "        "
+      .. typeflag .. pad(link or "", 100) .. "ustar\0" .. "00" .. pad("", 64) .. oct(0, 8) .. oct(0, 8)
+      .. pad("", 167)
+    local sum = 0
+    for i = 1, 512 do sum = sum + h:byte(i) end
+    return h:sub(1, 148) .. ("%06o"):format(sum) .. "\0 " .. h:sub(157)
+  end
+  local function member(name, data, typeflag, link)
+    data = data or ""
+    return header(name, #data, typeflag or "0", link) .. data .. ("\0"):rep((512 - #data % 512) % 512)
+  end
+  local function entries(path, opts)
+    local r = assert(vkit.archive.open(path, opts))
+    local out = {}
+    while true do
+      local e, msg, code = r:next()
+      if not e then
+        r:close()
+        return out, code, msg
+      end
+      e.data = ""
+      while true do
+        local chunk, _, c = r:read(7)
+        if not chunk then return out, c end
+        if chunk == "" then break end
+        e.data = e.data .. chunk
+      end
+      out[#out + 1] = e
+    end
+  end
+
+  it("reports kinds, links and data as data, applying pax and GNU long names", function()
+    local long = ("d"):rep(150) .. "/file.txt"
+    local pax = "31 path=pax/renamed-by-pax.txt\n"
+    local bytes = member("a.txt", "hello") .. member("ln", nil, "2", "/etc/passwd") .. member("hl", nil, "1", "a.txt")
+      .. member("dev", nil, "3") .. member("dir/", nil, "5") .. member("././@LongLink", long .. "\0", "L")
+      .. member("short", "long-named") .. member("PaxHeader", pax, "x") .. member("orig.txt", "p")
+      .. ("\0"):rep(1024)
+    t.write(dir .. "/x.tar", bytes)
+    local es, code = entries(dir .. "/x.tar")
+    assert.is_nil(code)
+    local got = {}
+    for _, e in ipairs(es) do got[#got + 1] = e.path .. ":" .. e.kind .. ":" .. e.link .. ":" .. e.data end
+    assert.same({ "a.txt:file::hello", "ln:symlink:/etc/passwd:", "hl:hardlink:a.txt:", "dev:char::", "dir/:dir::",
+      long .. ":file::long-named", "pax/renamed-by-pax.txt:file::p" }, got)
+  end)
+
+  it("refuses a corrupt header, a truncated entry and caps", function()
+    t.write(dir .. "/bad.tar", ("x"):rep(1024))
+    local _, code = entries(dir .. "/bad.tar")
+    assert.equal("bad-checksum", code)
+    t.write(dir .. "/trunc.tar", member("a.txt", ("z"):rep(2000)):sub(1, 900))
+    _, code = entries(dir .. "/trunc.tar")
+    assert.equal("truncated", code)
+    local many = {}
+    for i = 1, 20 do many[i] = member("f" .. i, "x") end
+    t.write(dir .. "/many.tar", table.concat(many) .. ("\0"):rep(1024))
+    _, code = entries(dir .. "/many.tar", { max_entries = 10 })
+    assert.equal("too-many-entries", code)
+    t.write(dir .. "/big.tar", member("big", ("b"):rep(100000)) .. ("\0"):rep(1024))
+    _, code = entries(dir .. "/big.tar", { max_bytes = 50000 })
+    assert.equal("too-large", code)
+    local _, msg, c = vkit.archive.open(dir)
+    assert.is_nil(_)
+    assert.equal("not-a-regular-file", c, msg)
+  end)
+
+  it("reads a gzip stream of several members", function()
+    local fixtures = vkit.root .. "/fixtures/vac/archives"
+    local gz = assert(vkit.fs.read(fixtures .. "/valid-v01.tar.gz", 1 << 24))
+    t.write(dir .. "/two.tar.gz", gz .. "\0\0\0\0" .. gz)
+    local es, code = entries(dir .. "/two.tar.gz")
+    assert.is_nil(code)
+    assert.is_true(#es > 10)
+  end)
+
+  it("reads member names as the Lua layer judges them", function()
+    assert.same({ "a", "b" }, archive.member_parts "./a//b/")
+    assert.same({}, archive.member_parts "./")
+    for _, bad in ipairs { "/abs", "a/../b", "..", "C:/x", "c:x", "a\\b", "a\nb" } do
+      assert.is_nil(archive.member_parts(bad), bad)
+    end
+  end)
+end)
