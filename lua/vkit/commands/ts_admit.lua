@@ -1,0 +1,54 @@
+--- `vkit ts_admit [--function NAME]`: the separate admission process.
+--
+-- Reads one Rust source from stdin, parses it with the compiled-in
+-- tree-sitter grammar, applies the node/depth limits and the admission
+-- profile, and writes exactly one JSON object and a newline to stdout
+-- (schema "vkit.ts-admit.v1").  Exit 0 whether the source is admitted or
+-- refused; any other exit, any stderr output, or any other stdout makes
+-- the parent (vkit.relational.admission) fail the admission.  Running the
+-- parser here keeps a crash, a hang or a flood of output in a process the
+-- parent can bound and kill.
+local vkit = require "vkit"
+local profile = require "vkit.relational.profile"
+
+local M = {
+  summary = "internal: parse and admit one Rust source from stdin (used by admission)",
+  usage = "usage: vkit ts_admit [--function NAME] < SOURCE.rs",
+}
+
+M.schema = "vkit.ts-admit.v1"
+
+--- The response object for one source (a pure function of its inputs).
+function M.response(source, result, parser)
+  local null = vkit.json.null
+  local response = {
+    schema = M.schema,
+    source_sha256 = vkit.hash.sha256(source),
+    source_bytes = #source,
+    admitted = result.admitted,
+    nodes = result.nodes or null,
+    depth = result.depth or null,
+    parser = parser,
+  }
+  if result.admitted then
+    response["function"], response.parameter = result["function"], result.parameter
+  else
+    for _, k in ipairs { "reason", "offset", "line", "column", "kind", "message" } do
+      response[k] = result[k]
+    end
+  end
+  return response
+end
+
+function M.run(argv)
+  local opts, err = require("vkit.args").parse(argv, { options = { ["function"] = "string" }, max = 0 })
+  if not opts then return require("vkit.cli").usage_error(err, "ts_admit") end
+  local limits = vkit.policies.limits.admission
+  -- One byte past the limit is enough to refuse the source as too large.
+  local source = io.stdin:read(limits.max_source_bytes + 1) or ""
+  local result = profile.admit(vkit.ts, source, limits, { expected_function = opts["function"] })
+  io.stdout:write(vkit.json.encode(M.response(source, result, vkit.ts.identity())), "\n")
+  return 0
+end
+
+return M

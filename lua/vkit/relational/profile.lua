@@ -1,0 +1,376 @@
+--- The Rust source admission profile (seed 001): which captured files may
+-- become modules of a relational harness.
+--
+-- A file is admitted when it holds exactly one public, non-generic
+-- `fn NAME(x: u32) -> u32` built from primitive literals and expressions,
+-- immutable typed locals, blocks, `if` and `return`.  Everything else is
+-- refused with a stable reason and the 0-based byte offset where it starts.
+-- The profile is an allowlist over tree-sitter node kinds: a kind this file
+-- does not name is refused as `unsupported_syntax`, so a grammar update can
+-- only narrow what is admitted.  Typing and arithmetic safety stay with the
+-- compiler (and the engine's overflow checks); the profile only bounds which
+-- language features a captured file may use.
+--
+-- `check(tree, source, opts)` is pure: it takes the plain tree from
+-- vkit.ts's `tree:export()` and the source bytes.  `admit(source, limits, opts)`
+-- adds the size, UTF-8, parse and node/depth limits around it; it runs inside
+-- the separate admission process (lua/vkit/commands/ts_admit.lua).
+local M = {}
+
+--- Every refusal the profile can give, with its human sentence.
+M.reasons = {
+  too_large = "the source is larger than the admission limit",
+  invalid_utf8 = "the source is not valid UTF-8",
+  too_many_nodes = "the syntax tree has more nodes than the admission limit",
+  too_deep = "the syntax tree is nested deeper than the admission limit",
+  syntax_error = "the source does not parse as Rust",
+  no_function = "the file defines no function",
+  multiple_functions = "the file defines more than one function",
+  nested_item = "items nested inside the function are not admitted",
+  function_name = "the function does not have the requested name",
+  not_public = "the function must be declared `pub`",
+  restricted_visibility = "only plain `pub` visibility is admitted",
+  function_modifier = "`const`, `async` and `extern` functions are not admitted",
+  generic = "generic parameters and where clauses are not admitted",
+  signature = "the signature must be exactly `(NAME: u32) -> u32`",
+  attribute = "attributes (including `cfg`) are not admitted",
+  doc_comment = "doc comments are attributes and are not admitted",
+  macro = "macros are not admitted",
+  use = "`use` declarations are not admitted",
+  extern_crate = "`extern crate` is not admitted",
+  module = "modules are not admitted",
+  global = "`static` and `const` items are not admitted",
+  item = "type, trait and impl items are not admitted",
+  unsafe = "`unsafe` is not admitted",
+  call = "calls (functions and methods) are not admitted",
+  loop = "loops, `break` and `continue` are not admitted",
+  closure = "closures are not admitted",
+  reference = "references, pointers and dereferences are not admitted",
+  mut = "`mut` is not admitted: locals are immutable",
+  assignment = "assignments are not admitted: locals are immutable",
+  pattern = "only plain identifiers may be bound (no destructuring or `if let`)",
+  let_else = "`let ... else` is not admitted",
+  untyped_local = "every local needs a type annotation",
+  uninitialized_local = "every local needs an initializer",
+  unsupported_type = "only integer and bool primitive types are admitted",
+  literal = "only integer and bool literals are admitted",
+  path = "paths (`a::b`, `self`, `crate`, `super`) are not admitted",
+  ["match"] = "`match` is not admitted",
+  unsupported_syntax = "this syntax is outside the admitted profile",
+}
+
+local PRIMITIVE = {}
+for _, t in ipairs { "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "bool" } do
+  PRIMITIVE[t] = true
+end
+
+-- Anonymous tokens (keywords, punctuation, operators) that may appear at all.
+local TOKENS = {}
+for _, t in ipairs {
+  "pub", "fn", "(", ")", "->", "{", "}", ":", ";", "=", ",", "let", "if", "else", "return", "as",
+  "true", "false", "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "&&", "||",
+  "==", "!=", "<", "<=", ">", ">=", "!",
+} do
+  TOKENS[t] = true
+end
+
+-- Named kinds refused wherever they appear, by reason.
+local REFUSED = {
+  attribute_item = "attribute", inner_attribute_item = "attribute", attribute = "attribute",
+  macro_invocation = "macro", macro_definition = "macro", macro_rule = "macro",
+  use_declaration = "use", extern_crate_declaration = "extern_crate", mod_item = "module",
+  static_item = "global", const_item = "global",
+  struct_item = "item", enum_item = "item", union_item = "item", trait_item = "item",
+  impl_item = "item", type_item = "item", foreign_mod_item = "item", associated_type = "item",
+  unsafe_block = "unsafe",
+  call_expression = "call", generic_function = "call",
+  loop_expression = "loop", while_expression = "loop", for_expression = "loop",
+  break_expression = "loop", continue_expression = "loop",
+  closure_expression = "closure", closure_parameters = "closure",
+  reference_expression = "reference", reference_type = "reference", pointer_type = "reference",
+  mutable_specifier = "mut",
+  assignment_expression = "assignment", compound_assignment_expr = "assignment",
+  let_condition = "pattern", let_chain = "pattern",
+  match_expression = "match",
+  scoped_identifier = "path", scoped_type_identifier = "path", self = "path", super = "path",
+  crate = "path", self_parameter = "signature",
+  float_literal = "literal", string_literal = "literal", raw_string_literal = "literal",
+  char_literal = "literal",
+  type_parameters = "generic", where_clause = "generic",
+}
+
+local function text(ctx, node)
+  return ctx.source:sub(node.start + 1, node.stop)
+end
+
+--- 1-based line and column (in bytes) of a 0-based byte offset.
+function M.position(source, offset)
+  local line, last = 1, 0
+  for i in source:sub(1, offset):gmatch "()\n" do
+    line, last = line + 1, i
+  end
+  return line, offset - last + 1
+end
+
+local Refusal = {}
+
+local function refuse(reason, node_or_offset, kind, detail)
+  assert(M.reasons[reason], "unknown reason " .. tostring(reason))
+  local offset = type(node_or_offset) == "table" and node_or_offset.start or node_or_offset
+  error(setmetatable({ reason = reason, offset = offset, kind = kind, detail = detail }, Refusal), 0)
+end
+
+local function is_comment(node)
+  return node.kind == "line_comment" or node.kind == "block_comment"
+end
+
+-- Comments are extras that may appear anywhere; doc comments are attributes.
+local function check_comment(node)
+  for _, c in ipairs(node.children) do
+    if c.kind == "doc_comment" or c.kind == "outer_doc_comment_marker" or c.kind == "inner_doc_comment_marker" then
+      refuse("doc_comment", node, node.kind)
+    end
+  end
+end
+
+-- The children of a node other than comments (which are checked and skipped).
+local function children(node)
+  local out = {}
+  for _, c in ipairs(node.children) do
+    if is_comment(c) then check_comment(c) else out[#out + 1] = c end
+  end
+  return out
+end
+
+-- Walks a subtree refusing any named kind in REFUSED and any token outside
+-- TOKENS; the handlers below call it for children they do not inspect.
+local visit
+
+local function check_children(node, ctx)
+  for _, c in ipairs(children(node)) do
+    visit(c, ctx)
+  end
+end
+
+local function check_type(node, ctx)
+  if REFUSED[node.kind] then refuse(REFUSED[node.kind], node, node.kind) end
+  if node.kind ~= "primitive_type" or not PRIMITIVE[text(ctx, node)] then
+    refuse("unsupported_type", node, node.kind)
+  end
+end
+
+local handlers = {}
+
+function handlers.block(node, ctx)
+  for _, c in ipairs(children(node)) do
+    if c.kind == "label" then refuse("unsupported_syntax", c, "label") end
+    if c.kind == "function_item" then refuse("nested_item", c, c.kind) end
+    visit(c, ctx)
+  end
+end
+
+function handlers.let_declaration(node, ctx)
+  local typed, valued = false, false
+  for _, c in ipairs(children(node)) do
+    if REFUSED[c.kind] then
+      refuse(REFUSED[c.kind], c, c.kind)
+    elseif c.field == "pattern" then
+      if c.kind ~= "identifier" then refuse("pattern", c, c.kind) end
+    elseif c.field == "type" then
+      check_type(c, ctx)
+      typed = true
+    elseif c.field == "value" then
+      visit(c, ctx)
+      valued = true
+    elseif c.field == "alternative" or c.kind == "else" then
+      refuse("let_else", c, c.kind)
+    else
+      visit(c, ctx)
+    end
+  end
+  if not typed then refuse("untyped_local", node, node.kind) end
+  if not valued then refuse("uninitialized_local", node, node.kind) end
+end
+
+function handlers.type_cast_expression(node, ctx)
+  for _, c in ipairs(children(node)) do
+    if c.field == "type" then check_type(c, ctx) else visit(c, ctx) end
+  end
+end
+
+function handlers.unary_expression(node, ctx)
+  local op = children(node)[1]
+  if op and op.kind == "*" then refuse("reference", node, "dereference") end
+  check_children(node, ctx)
+end
+
+-- Kinds admitted as they stand: their children are checked generically.
+for _, kind in ipairs {
+  "expression_statement", "binary_expression", "parenthesized_expression", "if_expression",
+  "else_clause", "return_expression", "integer_literal", "boolean_literal", "identifier",
+} do
+  handlers[kind] = check_children
+end
+
+function visit(node, ctx)
+  if node.error or node.missing then refuse("syntax_error", node, node.kind) end
+  if is_comment(node) then return check_comment(node) end
+  if not node.named then
+    if not TOKENS[node.kind] then refuse("unsupported_syntax", node, node.kind) end
+    return
+  end
+  local reason = REFUSED[node.kind]
+  if reason then refuse(reason, node, node.kind) end
+  local handler = handlers[node.kind]
+  if not handler then refuse("unsupported_syntax", node, node.kind) end
+  handler(node, ctx)
+end
+
+-- The one function: visibility, modifiers, name, signature, then the body.
+local function check_function(fn, ctx)
+  local public = false
+  for _, c in ipairs(children(fn)) do
+    local kind = c.kind
+    if kind == "visibility_modifier" then
+      if text(ctx, c) ~= "pub" then refuse("restricted_visibility", c, kind) end
+      public = true
+    elseif kind == "function_modifiers" then
+      for _, m in ipairs(c.children) do
+        if m.kind == "unsafe" then refuse("unsafe", m, "unsafe") end
+      end
+      refuse("function_modifier", c, kind)
+    elseif c.field == "name" then
+      ctx.name = text(ctx, c)
+      if not public then refuse("not_public", fn, fn.kind) end
+      if ctx.expected_function and ctx.name ~= ctx.expected_function then
+        refuse("function_name", c, kind, ("found %q, expected %q"):format(ctx.name, ctx.expected_function))
+      end
+    elseif c.field == "parameters" then
+      local params = {}
+      for _, p in ipairs(children(c)) do
+        if p.named then
+          if REFUSED[p.kind] then refuse(REFUSED[p.kind], p, p.kind) end
+          if p.kind ~= "parameter" then refuse("signature", p, p.kind) end
+          params[#params + 1] = p
+        elseif not TOKENS[p.kind] then
+          refuse("signature", p, p.kind)
+        end
+      end
+      if #params ~= 1 then refuse("signature", c, kind, ("%d parameters"):format(#params)) end
+      for _, part in ipairs(children(params[1])) do
+        if REFUSED[part.kind] then refuse(REFUSED[part.kind], part, part.kind) end
+        if part.field == "pattern" then
+          if part.kind ~= "identifier" then refuse("signature", part, part.kind) end
+          ctx.parameter = text(ctx, part)
+        elseif part.field == "type" then
+          if part.kind ~= "primitive_type" or text(ctx, part) ~= "u32" then
+            refuse("signature", part, part.kind, "the parameter must be u32")
+          end
+        elseif part.kind ~= ":" then
+          refuse("signature", part, part.kind)
+        end
+      end
+    elseif c.field == "return_type" then
+      if REFUSED[kind] then refuse(REFUSED[kind], c, kind) end
+      if kind ~= "primitive_type" or text(ctx, c) ~= "u32" then
+        refuse("signature", c, kind, "the result must be u32")
+      end
+      ctx.returns = true
+    elseif c.field == "body" then
+      if not public then refuse("not_public", fn, fn.kind) end
+      if not ctx.returns then refuse("signature", c, kind, "the result type u32 is missing") end
+      visit(c, ctx)
+    elseif REFUSED[kind] then
+      refuse(REFUSED[kind], c, kind)
+    elseif c.named or not TOKENS[kind] then
+      refuse("unsupported_syntax", c, kind)
+    end
+  end
+end
+
+-- The first ERROR or MISSING node in preorder, if any.
+local function first_error(node)
+  if node.error or node.missing then return node end
+  for _, c in ipairs(node.children) do
+    local found = first_error(c)
+    if found then return found end
+  end
+  return nil
+end
+
+--- Checks an exported tree (vkit.ts `tree:export()`) against the profile.
+-- opts.expected_function: the name the binding declares (optional).
+-- Returns {admitted = true, function = name, parameter = name} or
+-- {admitted = false, reason, offset, line, column, kind, message}.
+function M.check(tree, source, opts)
+  opts = opts or {}
+  local ctx = { source = source, expected_function = opts.expected_function }
+  local ok, err = pcall(function()
+    local broken = first_error(tree)
+    if broken then refuse("syntax_error", broken, broken.missing and ("missing " .. broken.kind) or broken.kind) end
+    local functions = 0
+    for _, item in ipairs(children(tree)) do
+      if item.kind == "function_item" then
+        functions = functions + 1
+        if functions > 1 then refuse("multiple_functions", item, item.kind) end
+        check_function(item, ctx)
+      elseif REFUSED[item.kind] then
+        refuse(REFUSED[item.kind], item, item.kind)
+      else
+        refuse("unsupported_syntax", item, item.kind)
+      end
+    end
+    if functions == 0 then refuse("no_function", 0, tree.kind) end
+  end)
+  if ok then return { admitted = true, ["function"] = ctx.name, parameter = ctx.parameter } end
+  if getmetatable(err) ~= Refusal then error(err, 0) end
+  return M.refusal(source, err.reason, err.offset, err.kind, err.detail)
+end
+
+--- A refusal record with its position and sentence.
+function M.refusal(source, reason, offset, kind, detail)
+  local line, column = M.position(source, offset)
+  local message = ("%s (%s at byte %d, line %d, column %d%s)"):format(M.reasons[reason], kind or reason,
+    offset, line, column, detail and ("; " .. detail) or "")
+  return { admitted = false, reason = reason, offset = offset, line = line, column = column,
+    kind = kind or reason, message = message }
+end
+
+-- The first byte of s that is not part of valid UTF-8, 0-based, or nil.
+local function invalid_utf8_at(s)
+  local ok, pos = utf8.len(s)
+  if ok then return nil end
+  return pos - 1
+end
+
+--- Parses and checks one source within the limits (policies/limits.lua
+-- `admission`): size before parsing, then node count and depth, then
+-- syntax errors, then the profile.  `ts` is vkit.ts.  Adds `nodes` and
+-- `depth` to the result once the source has been parsed.
+function M.admit(ts, source, limits, opts)
+  if #source > limits.max_source_bytes then
+    return M.refusal(source, "too_large", limits.max_source_bytes, "source",
+      ("%d bytes, limit %d"):format(#source, limits.max_source_bytes))
+  end
+  local bad = invalid_utf8_at(source)
+  if bad then return M.refusal(source, "invalid_utf8", bad, "source") end
+  local tree, message, code = ts.parse(source, { max_bytes = limits.max_source_bytes })
+  if not tree then error(("tree-sitter parse failed: %s (%s)"):format(message, code), 0) end
+  local stats = tree:stats { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
+  local result
+  if stats.nodes > limits.max_nodes then
+    result = M.refusal(source, "too_many_nodes", stats.nodes_exceeded_at, "source",
+      ("%d nodes, limit %d"):format(stats.nodes, limits.max_nodes))
+  elseif stats.depth > limits.max_depth then
+    result = M.refusal(source, "too_deep", stats.depth_exceeded_at, "source",
+      ("depth %d, limit %d"):format(stats.depth, limits.max_depth))
+  else
+    local plain = assert(tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth })
+    result = M.check(plain, source, opts)
+  end
+  tree:close()
+  result.nodes, result.depth = stats.nodes, stats.depth
+  return result
+end
+
+return M
