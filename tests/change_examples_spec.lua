@@ -19,3 +19,25 @@ describe("examples/certify_range.lua", function()
     assert.matches("^" .. c2:sub(1, 12) .. " +bound +observed_violation +observed_violation +0", rows[3])
   end)
 end)
+
+describe("examples/check_change_witness.lua (the qualification)", function()
+  it("binds, imports the labelled transcript, runs the captured sources natively and re-verifies the witness", function()
+    local dir, cleanup = t.tempdir()
+    local out = dir .. "/q"
+    local r = t.vkit { "script", vkit.root .. "/examples/check_change_witness.lua", "--output", out }
+    assert.equal(0, r.code, r.stderr .. r.stdout)
+    assert.matches("decoded as proof_rejected", r.stdout)
+    assert.matches("native run of the captured sources: observed_violation input 5", r.stdout)
+    assert.matches("verified again: kind proof_rejected", r.stdout)
+    local w = assert(vkit.json.decode(assert(vkit.fs.read(out .. "/witness.v1.json", 1 << 20))))
+    assert.equal(vkit.json.null, w.native_playback)
+    assert.matches("constructed", w.reason)
+    -- a changed retained byte is refused on import
+    local binding = w.binding
+    t.write(out .. "/retained/kani/stdout.txt", "edited\n")
+    local witness = require "vkit.change.witness"
+    assert.equal("witness-artifact-changed", select(3, witness.import_file(out .. "/witness.v1.json", out .. "/retained", binding)))
+    assert.equal(2, t.vkit({ "script", vkit.root .. "/examples/check_change_witness.lua", "--output", out }).code)
+    cleanup()
+  end)
+end)
