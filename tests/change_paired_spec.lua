@@ -124,6 +124,17 @@ def score(x):
     assert.equal("samples_within_contract", report.status)
   end)
 
+  it("returns incomplete evidence (unknown) once the 300-second deadline after preflight has passed", function()
+    p = python_project(nil, { max_inputs = 2 })
+    local bound = assert(require("vkit.change").preflight(p.repo, p.request(p.target), p.target))
+    local paired = require "vkit.change.paired"
+    local report = paired.run(bound, { repo = p.repo, dir = p.dir .. "/late", ctx = support.ctx(),
+                                       deadline_at = vkit.sys.monotonic_ms() - 1 })
+    assert.equal("unknown", report.status)
+    assert.equal("deadline", report.reason)
+    assert.equal(0, report.invocations)
+  end)
+
   it("refuses changed tool bytes: infrastructure_failure before anything runs", function()
     local artifacts = intents.artifacts_for("python", "src/score.py", { max_inputs = 1 })
     local env = json.decode(artifacts.environment_model.bytes)
