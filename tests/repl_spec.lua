@@ -67,3 +67,20 @@ describe("pretty", function()
     assert.equal("{ 1, 2, ... (3 more) }", pretty.format({ 1, 2, 3, 4, 5 }, { max_items = 2 }))
   end)
 end)
+
+describe("the interactive REPL, through a real pseudo-terminal", function()
+  it("completes with Tab, cancels a line with Ctrl-C, exits on Ctrl-D and keeps its history", function()
+    local t = require "tests.support.run"
+    local home, cleanup = t.tempdir()
+    local out = io.popen(("/usr/bin/python3 %s/tests/support/pty_repl.py %s %s"):format(
+      t.quote(vkit.root), t.quote(vkit.exe), t.quote(home))):read "a"
+    local history = vkit.fs.read(home .. "/.vkit_history", 1 << 16)
+    cleanup()
+    assert.matches("> vkit%.hash%.sha256%('abc'%)", out)                 -- the Tab completion reached the line
+    assert.matches('"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"', out)
+    assert.matches("\n42\r?\n", out)                                       -- the line after Ctrl-C ran alone
+    assert.is_nil(out:find("abandoned42", 1, true))
+    assert.matches("EXIT 0", out)
+    assert.equal("vkit.hash.sha256('abc')\n1 + 41\n", history)            -- the cancelled line is not history
+  end)
+end)
