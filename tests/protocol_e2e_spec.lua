@@ -124,6 +124,35 @@ describe("external verification", function()
     assert.is_true(vkit.sys.monotonic_ms() - t0 < 30000)
   end)
 
+  it("stops the job's processes when the run is cancelled", function()
+    local p = project.build(dir, {
+      files = { ["verification/backend/slow.py"] = SLOW }, inputs = { "verification/backend/slow.py" },
+      producer = { argv = { "{{python}}", "-I", "{{snapshot}}/verification/backend/slow.py" }, deadline_ms = 120000,
+                   dependencies = { { path = "verification/backend/slow.py", sha256 = vkit.hash.sha256(SLOW) } } },
+    })
+    local r = t.vkit { "verify", "bvadd", "--project", p.path, "--json" }
+    local run = json.decode(r.stdout).runs[1]
+    local script = p.path .. "/.vkit/runs/" .. run.run_id .. "/attempts/1/snapshot/verification/backend/slow.py"
+    local function producer_alive()
+      for _, pid in ipairs(vkit.fs.list "/proc") do
+        if pid:match "^%d+$" then
+          local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+          local cmdline = f and f:read "a" or ""
+          if f then f:close() end
+          if cmdline:find(script, 1, true) then return true end
+        end
+      end
+      return false
+    end
+    local deadline = vkit.sys.monotonic_ms() + 20000
+    while not producer_alive() and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.1) end
+    assert.is_true(producer_alive(), "the producer should be running")
+    assert.equal(0, t.vkit({ "run", "cancel", "--run", run.run_id, "--project", p.path }).code)
+    local waited = t.vkit { "run", "wait", "--run", run.run_id, "--project", p.path, "--wait", "30", "--json" }
+    assert.equal("cancelled", json.decode(waited.stdout).status)
+    assert.is_falsy(producer_alive())
+  end)
+
   it("replays with the currently pinned checker, never trusting the stored result", function()
     local p = project.build(dir)
     local first = verify(p.path)
