@@ -86,15 +86,28 @@ function M.leftovers()
   return found
 end
 
---- Polls until path holds a line, up to seconds; returns its first line.
-function M.wait_line(path, seconds)
+--- Polls until check() returns a value, up to seconds; returns it or nil.
+local function poll(check, seconds)
   local deadline = vkit.sys.monotonic_ms() + seconds * 1000
   repeat
-    local s = read(path)
-    if s and s:find "\n" then return s:match "^[^\n]*" end
+    local v = check()
+    if v then return v end
     vkit.sys.sleep(0.01)
   until vkit.sys.monotonic_ms() > deadline
   return nil
+end
+
+--- Polls until path holds a line, up to seconds; returns its first line.
+function M.wait_line(path, seconds)
+  return poll(function()
+    local s = read(path)
+    return s and s:find "\n" and s:match "^[^\n]*"
+  end, seconds)
+end
+
+--- Polls until path exists, up to seconds; true when it does.
+function M.wait_file(path, seconds)
+  return poll(function() return read(path) ~= nil end, seconds) or false
 end
 
 return M
