@@ -15,14 +15,7 @@ local SOURCES = {
                  bad = "export function score(x: number): number {\n  return x >= 30 ? 100 : 2 * x;\n}\n" },
 }
 
-local function certify(p, candidate, extra)
-  t.write(p.dir .. "/request.json", p.request(candidate))
-  local argv = { "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
-                 "--trusted-target", p.target, "--wait", "60", "--json" }
-  for _, a in ipairs(extra or {}) do argv[#argv + 1] = a end
-  local r = t.vkit(argv)
-  return json.decode(r.stdout), r
-end
+local certify = intents.certify
 
 describe("vkit change certify", function()
   local p

@@ -58,16 +58,13 @@ describe("certification methods for Rust", function()
   end)
 
   local function certify(candidate, method, pin)
-    t.write(p.dir .. "/request.json", p.request(candidate))
-    local argv = { "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
-                   "--trusted-target", p.target, "--method", method, "--wait", "60", "--json" }
+    local extra = { "--method", method }
     if pin then
       t.write(p.dir .. "/pin.json", pin)
-      argv[#argv + 1] = "--kani-toolchain"
-      argv[#argv + 1] = p.dir .. "/pin.json"
+      extra[#extra + 1] = "--kani-toolchain"
+      extra[#extra + 1] = p.dir .. "/pin.json"
     end
-    local r = t.vkit(argv)
-    local out = json.decode(r.stdout)
+    local out, r = intents.certify(p, candidate, extra)
     assert.is_table(out, r.stderr)
     return out, r
   end

@@ -198,6 +198,13 @@ M.commit_id = M.check_with(M.string { what = "a full commit id" }, function(v)
   return nil, "bad-format", "expected a full lowercase commit id (40 or 64 hex digits), not a branch, tag or short id"
 end)
 
+--- A normalised repository-relative POSIX path (vkit.paths.check).
+M.normal_path = M.check_with(M.string(), function(p)
+  local ok, _, message = require("vkit.paths").check(p)
+  if ok then return true end
+  return nil, "bad-format", message
+end)
+
 --- Validates; returns true or nil, {code, path, message}.
 function M.check(spec, value)
   return spec(value, "")

@@ -87,4 +87,15 @@ function M.project(opts)
   return ctx
 end
 
+--- Runs `vkit change certify` on a candidate of project p; returns the
+--  decoded --json summary and the process result.
+function M.certify(p, candidate, extra)
+  t.write(p.dir .. "/request.json", p.request(candidate))
+  local argv = { "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
+                 "--trusted-target", p.target, "--wait", "60", "--json" }
+  for _, a in ipairs(extra or {}) do argv[#argv + 1] = a end
+  local r = t.vkit(argv)
+  return json.decode(r.stdout), r
+end
+
 return M

@@ -15,16 +15,11 @@
 -- and `env` is the complete, closed set of environment variables.
 local json = require "vkit.json"
 local S = require "vkit.schema"
-local paths = require "vkit.paths"
 local policy = require("vkit.policy").change
 
 local M = {}
 
-local normal_path = S.check_with(S.string(), function(p)
-  local ok, _, message = paths.check(p)
-  if ok then return true end
-  return nil, "bad-format", message
-end)
+local normal_path = S.normal_path
 local absolute = S.string { pattern = "^/[^%z]+$", max = 4096, what = "an absolute path" }
 local tool = S.object { path = absolute, sha256 = S.sha256 }
 

@@ -22,7 +22,6 @@
 -- never resolved.
 local json = require "vkit.json"
 local S = require "vkit.schema"
-local paths = require "vkit.paths"
 local contract = require "vkit.change.contract"
 
 local M = {}
@@ -35,14 +34,7 @@ M.DOMAIN_PIN = {
   environment_model = "environment_model_sha256",
 }
 
-local pin = S.object {
-  path = S.check_with(S.string(), function(p)
-    local ok, _, message = paths.check(p)
-    if ok then return true end
-    return nil, "bad-format", message
-  end),
-  sha256 = S.sha256,
-}
+local pin = S.object { path = S.normal_path, sha256 = S.sha256 }
 
 M.schema = S.object {
   schema_version = S.const(1),

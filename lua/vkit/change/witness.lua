@@ -28,7 +28,6 @@ local json = require "vkit.json"
 local S = require "vkit.schema"
 local fs = require "vkit.fs"
 local hash = require "vkit.hash"
-local paths = require "vkit.paths"
 
 local M = {}
 
@@ -51,11 +50,7 @@ M.binding_schema = S.object {
   runtime_identity = S.sha256,
 }
 
-local normal_path = S.check_with(S.string(), function(p)
-  local ok, _, message = paths.check(p)
-  if ok then return true end
-  return nil, "bad-format", message
-end)
+local normal_path = S.normal_path
 
 local maybe_u32 = S.either(S.u32, S.const(json.null))
 local function nullable(spec) return S.either(S.const(json.null), spec) end

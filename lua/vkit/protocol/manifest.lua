@@ -39,11 +39,7 @@ local policy = require("vkit.policy").protocol
 
 local M = {}
 
-local normal_path = S.check_with(S.string(), function(p)
-  local ok, _, message = paths.check(p)
-  if ok then return true end
-  return nil, "bad-format", message
-end)
+local normal_path = S.normal_path
 
 -- An absolute path is normal when its remainder is a normal relative path.
 local function check_absolute(p)
