@@ -232,6 +232,17 @@ describe("mcp session", function()
       assert.has_no_error(function() arguments.check(tool.output, json.object()) end)
     end
   end)
+
+  it("documents every tool's input schema exactly as tools/list publishes it", function()
+    local doc = assert(vkit.fs.read(vkit.root .. "/docs/mcp.md", 1 << 20))
+    for _, name in ipairs(tools.NAMES) do
+      local block = "### `" .. name .. "`"
+      local at = assert(doc:find(block, 1, true), "docs/mcp.md has no section " .. block)
+      local schema = "```json\n" .. json.encode(tools.find(name).input, { indent = 2 }) .. "\n```"
+      local found = doc:find(schema, at, true)
+      assert.is_truthy(found, "docs/mcp.md does not show the current input schema of " .. name)
+    end
+  end)
 end)
 
 describe("vkit mcp as a process", function()

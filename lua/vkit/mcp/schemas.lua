@@ -24,8 +24,10 @@ function M.array_of(items, description)
   return json.object { type = "array", items = items, description = description }
 end
 
-function M.enum(values, description)
-  return json.object { enum = json.array(values), description = description }
+function M.enum(values, description, extra)
+  local s = json.object { enum = json.array(values), description = description }
+  for k, v in pairs(extra or {}) do s[k] = v end
+  return s
 end
 
 local string_or_null = function(d) return M.typed({ "string", "null" }, d) end

@@ -23,7 +23,7 @@ return {
     trusted_target_oid = S.typed("string", "the host's exact trusted target commit (full id); it must equal the "
       .. "request's base", { minLength = 1 }),
     method = S.enum(certify.METHODS, "auto (default) runs finite_paired and adds rust_kani only where it can run; an "
-      .. "explicitly requested method that cannot run gives a blocked run, never a fallback"),
+      .. "explicitly requested method that cannot run gives a blocked run, never a fallback", { default = "auto" }),
     kani_toolchain = S.typed("object", "the host-owned Kani toolchain pin document (what --kani-toolchain PIN.json holds)"),
     wait = S.wait(0, "seconds to wait for the run before answering (0..60, default 0); the job continues either way"),
   }, { "request", "trusted_target_oid" }, { additionalProperties = false }),
