@@ -211,6 +211,20 @@ describe("mcp session", function()
     assert.matches("was cancelled", result.content[1].text)
   end)
 
+  it("reads blocked runs of both kinds as refusals naming why, and findings as results", function()
+    local runs = require "vkit.mcp.runs"
+    local function run(outcome) return { id = "r-1", state = { status = "done", outcome = outcome } } end
+    assert.equal("run r-1 is blocked: the checker rejected the obligations (checker-rejected)",
+      runs.refusal(run "BLOCKED", { summary = { reason = "checker-rejected", message = "the checker rejected the obligations" } }))
+    assert.equal("run r-1 is blocked at preflight: not an exact commit (not-an-exact-commit)",
+      runs.refusal(run "blocked", { blocked = { stage = "preflight", reason = "not-an-exact-commit",
+                                                 message = "not an exact commit" } }))
+    for _, outcome in ipairs { "PASS", "observed_conformance", "observed_violation", "unknown" } do
+      assert.is_nil(runs.refusal(run(outcome), {}), outcome)
+    end
+    assert.is_nil(runs.refusal({ id = "r-2", state = { status = "running", outcome = json.null } }, {}))
+  end)
+
   it("refuses change_certify input the CLI would refuse, as tool errors", function()
     local s, sent = ready(dir)
     local result = call(s, sent, 1, "change_certify", { request = json.object(), trusted_target_oid = "HEAD",
