@@ -1,0 +1,98 @@
+--- JSON Schemas shared by several tools (published in tools/list as
+--  outputSchema).  Output schemas stay open (no additionalProperties:
+--  false) so a field added to a run summary later does not break clients.
+local json = require "vkit.json"
+
+local M = {}
+
+--- An object schema: properties (name -> schema), required names.
+function M.object(properties, required, extra)
+  local s = json.object { type = "object", properties = json.object(properties) }
+  if required and #required > 0 then s.required = json.array(required) end
+  for k, v in pairs(extra or {}) do s[k] = v end
+  return s
+end
+
+function M.typed(t, description, extra)
+  local s = json.object { type = type(t) == "table" and json.array(t) or t }
+  if description then s.description = description end
+  for k, v in pairs(extra or {}) do s[k] = v end
+  return s
+end
+
+function M.array_of(items, description)
+  return json.object { type = "array", items = items, description = description }
+end
+
+function M.enum(values, description, extra)
+  local s = json.object { enum = json.array(values), description = description }
+  for k, v in pairs(extra or {}) do s[k] = v end
+  return s
+end
+
+local string_or_null = function(d) return M.typed({ "string", "null" }, d) end
+
+-- The fields every run summary has (vkit.store Store:summary).
+local RUN = {
+  run_id = M.typed("string", "the durable run id (.vkit/runs/<run_id>)"),
+  kind = M.typed("string", "the job kind: change-certify, external-check, external-replay or probe"),
+  status = M.enum({ "queued", "running", "done", "failed", "cancelled" }, "the run's lifecycle state"),
+  outcome = string_or_null "the handler's verdict once done (e.g. observed_conformance, blocked, PASS)",
+  attempts = M.typed("integer", "attempts started so far (a lost worker's attempt is retried)"),
+  created_at = M.typed("string", "UTC, ISO 8601"),
+  updated_at = M.typed("string", "UTC, ISO 8601"),
+  error = string_or_null "why the run failed or was cancelled",
+  cancel_requested = M.typed("boolean"),
+}
+local RUN_REQUIRED = { "run_id", "kind", "status", "outcome", "attempts", "created_at", "updated_at", "error",
+                       "cancel_requested" }
+
+-- The compact shadow summary of a certification (vkit.change.cli.shadow).
+local SHADOW = {
+  requirement = M.object({ source = M.typed "string", statement = M.typed "string" }, { "source", "statement" },
+    { type = json.array { "object", "null" }, description = "the accepted intent's requirement citation" }),
+  intent_digest = string_or_null "the accepted intent revision's digest",
+  methods = M.array_of(M.object({
+    method = M.typed "string",
+    result = M.typed("string", "e.g. samples_within_contract, observed_violation, unknown, verified"),
+    reason = string_or_null(),
+    report = M.typed("string", "the method report, relative to the attempt directory"),
+    report_sha256 = M.typed "string",
+  }, { "method", "result", "reason", "report", "report_sha256" }), "each method run, its result and report reference"),
+  blocked = M.object({ stage = M.typed "string", reason = M.typed "string", message = M.typed "string" },
+    { "stage", "reason", "message" },
+    { type = json.array { "object", "null" }, description = "why no method ran (preflight refusal or an unavailable method)" }),
+  target = string_or_null "the trusted target commit",
+  candidate = string_or_null "the candidate commit",
+  source_proof = M.enum({ false }, "always false: finite observations are not a source proof"),
+  approval_authority = M.enum({ false }, "always false: no result here grants approval"),
+}
+
+local function merged(...)
+  local out = {}
+  for _, t in ipairs { ... } do for k, v in pairs(t) do out[k] = v end end
+  return out
+end
+
+--- A run summary of any kind: certification fields present for
+--  change-certify runs, `summary` for external checks.
+function M.run()
+  return M.object(merged(RUN, SHADOW, {
+    summary = M.typed({ "object", "null" }, "an external check's result summary (seed 000)"),
+  }), RUN_REQUIRED)
+end
+
+--- The compact shadow summary of a certification run.
+function M.shadow()
+  local required = { table.unpack(RUN_REQUIRED) }
+  for _, k in ipairs { "methods", "blocked", "source_proof", "approval_authority" } do required[#required + 1] = k end
+  return M.object(merged(RUN, SHADOW), required)
+end
+
+--- A bounded wait in seconds (policies/store.lua max_wait_seconds).
+function M.wait(default, description)
+  return M.typed("number", description, {
+    minimum = 0, maximum = require("vkit.policy").store.max_wait_seconds, default = default })
+end
+
+return M

@@ -1,0 +1,40 @@
+--- change_certify: seed 001's named MCP tool.  The same request as
+--  `vkit change certify`, through the same job store, worker and retry
+--  path (vkit.change.cli.submit); the result carries the fields the CLI's
+--  --json prints.
+local S = require "vkit.mcp.schemas"
+local results = require "vkit.mcp.results"
+local runs = require "vkit.mcp.runs"
+local change_cli = require "vkit.change.cli"
+local certify = require "vkit.change.certify"
+
+return {
+  name = "change_certify",
+  title = "Certify a change against its accepted intent",
+  description = "Binds a change request (base and candidate commits, accepted intent digest, finite claim) to the "
+    .. "accepted intent at the host's exact trusted target commit and queues the selected certification methods as one "
+    .. "durable shadow job in the project's job store. Returns the run summary at once, or after waiting up to `wait` "
+    .. "seconds; follow it with run_wait / run_get. Results are sampled observations: source_proof and "
+    .. "approval_authority are always false. A blocked or failed run is reported with isError: true.",
+  annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
+  input = S.object({
+    request = S.typed("object", "the change request document: {schema_version: 1, base, candidate (full commit ids), "
+      .. "intent (accepted revision digest), claim (a contract)}; see docs/change.md"),
+    trusted_target_oid = S.typed("string", "the host's exact trusted target commit (full id); it must equal the "
+      .. "request's base", { minLength = 1 }),
+    method = S.enum(certify.METHODS, "auto (default) runs finite_paired and adds rust_kani only where it can run; an "
+      .. "explicitly requested method that cannot run gives a blocked run, never a fallback", { default = "auto" }),
+    kani_toolchain = S.typed("object", "the host-owned Kani toolchain pin document (what --kani-toolchain PIN.json holds)"),
+    wait = S.wait(0, "seconds to wait for the run before answering (0..60, default 0); the job continues either way"),
+  }, { "request", "trusted_target_oid" }, { additionalProperties = false }),
+  output = S.shadow(),
+  run = function(args, ctx)
+    local store, message = ctx.project:store()
+    if not store then return results.refused(message) end
+    local id
+    id, message = change_cli.submit(store, { request = args.request, trusted_target = args.trusted_target_oid,
+                                             method = args.method, kani_toolchain = args.kani_toolchain })
+    if not id then return results.refused(message) end
+    return runs.answer(ctx, id, args.wait or 0)
+  end,
+}

@@ -1,0 +1,48 @@
+--- verify: seed 000's external verifier for one component, as
+--  `vkit verify COMPONENT --json` (vkit.protocol.cli.submit_component):
+--  one durable job per accepted check, queued at the project's HEAD commit.
+local json = require "vkit.json"
+local S = require "vkit.mcp.schemas"
+local results = require "vkit.mcp.results"
+local runs = require "vkit.mcp.runs"
+local protocol_cli = require "vkit.protocol.cli"
+
+return {
+  name = "verify",
+  title = "Run a component's external verification",
+  description = "Resolves the component's version 2 claim from verification/manifest.json at the project's HEAD "
+    .. "commit, queues one job per accepted check (pinned producer, then an independent pinned checker whose receipt "
+    .. "is validated), waits up to `wait` seconds and returns the run summaries; the jobs continue in the background "
+    .. "(follow them with run_wait). PASS only on a valid accepting receipt; anything else is BLOCKED, which is "
+    .. "reported with isError: true.",
+  annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
+  input = S.object({
+    component = S.typed("string", "the component name in verification/manifest.json", { minLength = 1 }),
+    wait = S.wait(0, "seconds to wait for the runs before answering (0..60, default 0)"),
+  }, { "component" }, { additionalProperties = false }),
+  output = S.object({
+    runs = S.array_of(S.run(), "one run per accepted check"),
+    establishes = S.typed "string",
+    does_not_establish = S.typed "string",
+  }, { "runs", "establishes", "does_not_establish" }),
+  run = function(args, ctx)
+    local store, message = ctx.project:store()
+    if not store then return results.refused(message) end
+    local ids
+    ids, message = protocol_cli.submit_component(store, store.project, args.component)
+    if not ids then return results.refused(message) end
+    store:ensure_worker()
+    local waited
+    waited, message = runs.wait_all(store, ids, args.wait or 0, ctx.progress, ctx.progress_interval_ms)
+    if not waited then return results.refused(message) end
+    local out = json.object { runs = json.array(), establishes = protocol_cli.ESTABLISHES,
+                              does_not_establish = protocol_cli.DOES_NOT }
+    local refusals = {}
+    for i, run in ipairs(waited) do
+      out.runs[i] = runs.summary(store, run)
+      refusals[#refusals + 1] = runs.refusal(run, out.runs[i])
+    end
+    if #refusals > 0 then return results.refused(table.concat(refusals, "\n"), out) end
+    return results.ok(out)
+  end,
+}
