@@ -75,6 +75,40 @@ static void push_boot(lua_State *L, const char *exe, const char *root) {
   lua_setfield(L, -2, "libgit2");
 }
 
+/*
+ * libgit2 is initialised when vkit.git is first opened, not at start: its
+ * initialisation parses the system CA bundle (about half the instructions of
+ * a cold `vkit vac verify`), which every command that never touches Git
+ * would otherwise pay.  libgit2 counts its initialisations; each Lua state
+ * holds one, in a registry sentinel whose __gc releases it when the state
+ * closes.  Repository handles can only be made after the sentinel, and Lua
+ * 5.4 runs finalizers at close in reverse order of marking, so every handle
+ * is freed before libgit2 shuts down.
+ */
+#define LIBGIT2_SENTINEL "vkit.libgit2"
+
+static int libgit2_release(lua_State *L) {
+  git_libgit2_shutdown();
+  return 0;
+}
+
+static int open_git(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL) == LUA_TNIL) {
+    if (git_libgit2_init() < 0) {
+      const git_error *e = git_error_last();
+      return luaL_error(L, "cannot initialise libgit2: %s", e ? e->message : "unknown error");
+    }
+    lua_newuserdatauv(L, 0, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, libgit2_release);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL);
+  }
+  lua_pop(L, 1);
+  return luaopen_vkit_git(L);
+}
+
 static int boot_module(lua_State *L) {
   lua_pushvalue(L, lua_upvalueindex(1));
   return 1;
@@ -110,7 +144,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
     return 3;
   }
-  git_libgit2_init();
   lua_State *L = luaL_newstate();
   if (!L) {
     fprintf(stderr, "vkit: cannot create a Lua state\n");
@@ -121,6 +154,7 @@ int main(int argc, char **argv) {
 #define VKIT_MODULE(name) preload(L, "vkit." #name, luaopen_vkit_##name);
 #include "modules.inc"
 #undef VKIT_MODULE
+  preload(L, "vkit.git", open_git);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   push_boot(L, exe, root);
   lua_pushcclosure(L, boot_module, 1);
@@ -144,7 +178,6 @@ int main(int argc, char **argv) {
   } else if (lua_isinteger(L, -1)) {
     status = (int)lua_tointeger(L, -1);
   }
-  lua_close(L);
-  git_libgit2_shutdown();
+  lua_close(L); /* releases libgit2 if vkit.git was opened */
   return status;
 }

@@ -77,11 +77,37 @@ function M.decode(bytes)
 end
 
 --- Reads and decodes the JSON document at path: value | nil, class, detail
---  (class "io" for a file that cannot be read).
+--  (class "io" for a file that cannot be read).  json.read decodes without
+--  holding the bytes as a Lua string; a refusal is named from the bytes.
 function M.file(path)
+  local value = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true })
+  if value ~= nil then return value end
   local bytes, err = fs.read(path, policy.max_artifact_bytes, { nofollow = true })
   if not bytes then return nil, "io", err end
   return M.decode(bytes)
+end
+
+--- M.file for a document too large to hold whole: the elements of its
+--  top-level array member `member` go to consumer.element(i, value) as they
+--  are decoded, and the value returned lacks that member: value, count, or
+--  value, nil when there is no such array member.  consumer.begin() is
+--  called before the first element and again if decoding has to restart; a
+--  consumer keeps nothing it saw before the last begin().  Returns nil,
+--  class, detail as M.file does, and the elements seen must then be dropped.
+function M.file_streaming(path, member, consumer)
+  consumer.begin()
+  local value, count = json.read(path, policy.max_artifact_bytes,
+    { max_depth = M.MAX_DEPTH, nofollow = true, stream = member, each = consumer.element })
+  if value ~= nil then return value, count end
+  local v, class, detail = M.file(path) -- names the refusal
+  if v == nil then return nil, class, detail end
+  -- the file changed between the two reads: stream the value read last
+  consumer.begin()
+  local rows = json.kind(v) == "object" and v[member] or nil
+  if json.kind(rows) ~= "array" then return v, nil end
+  v[member] = nil
+  for i, e in ipairs(rows) do consumer.element(i, e) end
+  return v, #rows
 end
 
 -- Line breaks Python's str.splitlines() honours beyond "\n": the fast path

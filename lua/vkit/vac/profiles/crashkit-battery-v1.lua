@@ -14,13 +14,74 @@ local M = { name = "crashkit-battery-v1", refs = { "artifact" }, optional_refs =
 local ALIASES = { "faithfulness", "precision@k", "recall@k", "citation_rate" }
 local METRICS = { "vulnerability_score", "flagged_cases", "n_cases", "truncations", "reliability" }
 
+-- The per-case work, fed one case at a time as eval_run.json streams
+-- (a battery can hold far more cases than are worth holding at once).  It
+-- keeps what the three passes of the rule need, so the verdict reads the
+-- same as over an array: a case that is not an object refuses the array,
+-- else the first case lacking its booleans is named, else every case whose
+-- flag contradicts its pair.
+local function case_reader()
+  local r = {}
+  function r.begin()
+    r.not_object, r.lacking, r.contradicts = false, nil, {}
+    r.truncs, r.errors, r.flagged, r.graded, r.passed_graded = 0, 0, 0, 0, 0
+    r.odd_labels, r.n_odd = {}, 0 -- severities outside the table, by graded case
+    r.total_w, r.failed_w, r.kinds, r.kind_order = 0, 0, {}, {}
+  end
+  local weights = severity.WEIGHTS
+  function r.element(n, c)
+    if kind(c) ~= "object" then
+      r.not_object = true
+      return
+    end
+    if r.lacking or r.not_object then return end
+    local passed, truncated, flagged = c.passed, c.truncated, c.flagged
+    if not ((passed == true or passed == false) and (truncated == true or truncated == false)
+          and (flagged == true or flagged == false) and text.nonblank(c.kind)) then
+      r.lacking = n
+      return
+    end
+    if flagged ~= (not passed and not truncated) then r.contradicts[#r.contradicts + 1] = n end
+    if truncated then
+      r.truncs = r.truncs + 1
+    else
+      local graded = r.graded + 1
+      r.graded = graded
+      local label = c.severity
+      local w = weights[label] -- the table's keys are strings: severity.weight(label)
+      if w == nil then
+        r.n_odd = r.n_odd + 1
+        r.odd_labels[r.n_odd] = label
+      else
+        r.total_w = r.total_w + w
+        if not passed then r.failed_w = r.failed_w + w end
+      end
+      local k = r.kinds[c.kind]
+      if not k then
+        k = { total = 0, passed = 0 }
+        r.kinds[c.kind] = k
+        r.kind_order[#r.kind_order + 1] = c.kind
+      end
+      k.total = k.total + 1
+      if passed then
+        r.passed_graded = r.passed_graded + 1
+        k.passed = k.passed + 1
+      end
+    end
+    if c.grader == "error" then r.errors = r.errors + 1 end
+    if flagged then r.flagged = r.flagged + 1 end
+  end
+  return r
+end
+
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
   local art = check.artifact
-  local data = ctx.source:json(art, "object")
+  local r = case_reader()
+  local data, n_cases = ctx.source:json_stream(art, "object", "cases", r)
   if not data then return nil end
-  local cases, metrics, per_kind = data.cases, data.metrics, data.per_kind
-  if not (value.is_array(cases) and value.all_objects(cases)) then
+  local metrics, per_kind = data.metrics, data.per_kind
+  if n_cases == nil or r.not_object then
     fails:addf("artifact-unparsable", "%s: no cases[] array", art)
     return nil
   end
@@ -32,49 +93,18 @@ function M.recompute(ctx)
     fails:addf("artifact-unparsable", "%s: no per_kind object", art)
     return nil
   end
-  for n, c in ipairs(cases) do
-    if not (type(c.passed) == "boolean" and type(c.truncated) == "boolean" and type(c.flagged) == "boolean"
-          and text.nonblank(c.kind)) then
-      fails:addf("artifact-unparsable", "%s: case %d lacks the explicit passed/truncated/flagged booleans + kind "
-        .. "(crashkit-battery-v1 refuses note-parsing)", art, n)
-      return nil
-    end
+  if r.lacking then
+    fails:addf("artifact-unparsable", "%s: case %d lacks the explicit passed/truncated/flagged booleans + kind "
+      .. "(crashkit-battery-v1 refuses note-parsing)", art, r.lacking)
+    return nil
   end
-  local n_cases, truncs, errors, flagged, graded, passed_graded = #cases, 0, 0, 0, 0, 0
-  local labels = {}
-  for n, c in ipairs(cases) do
-    if c.flagged ~= (not c.passed and not c.truncated) then
-      fails:addf("raw-aggregate-mismatch", "%s: case %d flagged flag contradicts its own passed/truncated pair", art, n)
-    end
-    if c.truncated then
-      truncs = truncs + 1
-    else
-      graded = graded + 1
-      labels[graded] = c.severity
-      if c.passed then passed_graded = passed_graded + 1 end
-    end
-    if c.grader == "error" then errors = errors + 1 end
-    if c.flagged then flagged = flagged + 1 end
+  for _, n in ipairs(r.contradicts) do
+    fails:addf("raw-aggregate-mismatch", "%s: case %d flagged flag contradicts its own passed/truncated pair", art, n)
   end
+  local truncs, errors, flagged, graded, passed_graded = r.truncs, r.errors, r.flagged, r.graded, r.passed_graded
   local accuracy = graded > 0 and number.round(passed_graded / graded, 4) or 0.0
-  if severity.refuse_unknown(fails, art, labels, graded) then return nil end
-  local total_w, failed_w = 0, 0
-  local kinds, kind_order = {}, {}
-  for _, c in ipairs(cases) do
-    if not c.truncated then
-      local w = severity.weight(c.severity)
-      total_w = total_w + w
-      if not c.passed then failed_w = failed_w + w end
-      local k = kinds[c.kind]
-      if not k then
-        k = { total = 0, passed = 0 }
-        kinds[c.kind] = k
-        kind_order[#kind_order + 1] = c.kind
-      end
-      k.total = k.total + 1
-      if c.passed then k.passed = k.passed + 1 end
-    end
-  end
+  if severity.refuse_unknown(fails, art, r.odd_labels, r.n_odd) then return nil end
+  local total_w, failed_w, kinds, kind_order = r.total_w, r.failed_w, r.kinds, r.kind_order
   local recomputed = {
     accuracy = accuracy,
     vulnerability_score = total_w > 0 and number.round(failed_w / total_w, 4) or 0.0,
