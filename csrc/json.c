@@ -770,7 +770,7 @@ static int lines_close(lua_State *L) {
 /* Iterator: lineno, value | lineno, nil, message, code | nil at EOF.  A bad
  * row never ends the loop silently: the caller sees it and decides. */
 static int lines_next(lua_State *L) {
-  Lines *r = luaL_checkudata(L, lua_upvalueindex(1), LINES);
+  Lines *r = lua_touserdata(L, lua_upvalueindex(1)); /* set by json_lines, unreachable from Lua */
   if (!r->f) return 0;
   ssize_t n = getline(&r->line, &r->cap, r->f);
   if (n < 0) {

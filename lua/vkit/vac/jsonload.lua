@@ -117,18 +117,18 @@ local EXTRA_BREAKS = { "\r", "\194\133", "\226\128\168", "\226\128\169" }
 local function has_extra_breaks(path)
   local f = io.open(path, "rb")
   if not f then return true end
-  local carry = ""
+  local tail = ""
   while true do
     local chunk = f:read(1 << 22)
     if not chunk then break end
-    local s = carry .. chunk
+    local seam = tail .. chunk:sub(1, 2) -- a break cut in two by the chunking
     for _, b in ipairs(EXTRA_BREAKS) do
-      if s:find(b, 1, true) then
+      if chunk:find(b, 1, true) or seam:find(b, 1, true) then
         f:close()
         return true
       end
     end
-    carry = s:sub(-2)
+    tail = chunk:sub(-2)
   end
   f:close()
   return false
