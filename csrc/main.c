@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lua-cjson.h"
+#include "luabc.h"
 
 #define VKIT_MODULE(name) int luaopen_vkit_##name(lua_State *L);
 #include "modules.inc"
@@ -121,6 +122,101 @@ static int msghandler(lua_State *L) {
   return 1;
 }
 
+/*
+ * Precompiled modules (luabc.h).  This searcher, placed before Lua's own,
+ * finds a module's file as Lua's would (package.searchpath over
+ * package.path).  When the file lies in vkit's tree and still holds the
+ * source its table entry was compiled from, the entry's bytecode is loaded
+ * under the file's name ("@<file>", as luaL_loadfile names it), so
+ * messages and tracebacks read the same.  Anything else (an edited or
+ * unknown file, a table from another Lua release) is left to Lua's
+ * searcher, which compiles the file: the source on disk is what runs.
+ * Upvalues: the package table and the library root.
+ */
+static unsigned long long fnv1a64(const unsigned char *p, size_t n) {
+  unsigned long long h = 14695981039346656037ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static int luabc_compare(const void *path, const void *entry) {
+  return strcmp(path, ((const VkitLuabc *)entry)->path);
+}
+
+/* Lua 5.4's dump header and upvalue count take 32 bytes; the main
+ * function's source name follows, "=" as the table was compiled. */
+#define DUMP_NAME_AT 32
+
+/* Does the file hold exactly the source e was compiled from? */
+static int luabc_current(const char *file, const VkitLuabc *e) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return 0;
+  unsigned char *src = malloc(e->source_len + 1);
+  size_t n = src ? fread(src, 1, e->source_len + 1, f) : 0;
+  fclose(f);
+  int same = src && n == e->source_len && fnv1a64(src, n) == e->source_fnv;
+  free(src);
+  return same;
+}
+
+static int search_precompiled(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getfield(L, lua_upvalueindex(1), "searchpath");
+  lua_pushstring(L, name);
+  lua_getfield(L, lua_upvalueindex(1), "path");
+  if (!lua_isstring(L, -1)) return 0; /* Lua's searcher names that */
+  lua_call(L, 2, 1);
+  const char *file = lua_tostring(L, -1);
+  size_t root_len;
+  const char *root = lua_tolstring(L, lua_upvalueindex(2), &root_len);
+  if (!file || strncmp(file, root, root_len) != 0 || file[root_len] != '/') return 0;
+  const VkitLuabc *e =
+      bsearch(file + root_len + 1, vkit_luabc, vkit_luabc_count, sizeof *vkit_luabc, luabc_compare);
+  if (!e || e->bytecode_len <= DUMP_NAME_AT + 2 || e->bytecode[DUMP_NAME_AT] != 0x82 ||
+      e->bytecode[DUMP_NAME_AT + 1] != '=' || !luabc_current(file, e))
+    return 0;
+  /* The chunk renamed "@<file>": the name's size is written as a dump
+   * writes sizes (7-bit groups, most significant first, 0x80 on the last). */
+  const char *chunkname = lua_pushfstring(L, "@%s", file);
+  size_t size = strlen(chunkname) + 1, k = 0;
+  unsigned char varint[16];
+  do {
+    varint[sizeof varint - ++k] = size & 0x7f;
+    size >>= 7;
+  } while (size);
+  varint[sizeof varint - 1] |= 0x80;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, (const char *)e->bytecode, DUMP_NAME_AT);
+  luaL_addlstring(&b, (const char *)varint + sizeof varint - k, k);
+  luaL_addstring(&b, chunkname);
+  luaL_addlstring(&b, (const char *)e->bytecode + DUMP_NAME_AT + 2, e->bytecode_len - DUMP_NAME_AT - 2);
+  luaL_pushresult(&b);
+  size_t len;
+  const char *chunk = lua_tolstring(L, -1, &len);
+  if (luaL_loadbufferx(L, chunk, len, chunkname, "b") != LUA_OK) return 0;
+  lua_pushstring(L, file); /* the second argument of the loader, as Lua's searcher gives it */
+  return 2;
+}
+
+/* Puts search_precompiled second in package.searchers, after the preloads. */
+static void add_precompiled_searcher(lua_State *L, const char *root) {
+  if (!&vkit_luabc_count || !vkit_luabc_count || !&vkit_luabc_release ||
+      strcmp(vkit_luabc_release, LUA_RELEASE) != 0)
+    return;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers");
+  for (lua_Integer i = (lua_Integer)lua_rawlen(L, -1); i >= 2; i--) {
+    lua_rawgeti(L, -1, i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushvalue(L, -2);
+  lua_pushstring(L, root);
+  lua_pushcclosure(L, search_precompiled, 2);
+  lua_rawseti(L, -2, 2);
+  lua_pop(L, 2);
+}
+
 /* Runs require("vkit.cli").main(argv) and returns its integer result. */
 static int run_cli(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
@@ -171,6 +267,7 @@ int main(int argc, char **argv) {
   lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
   lua_setfield(L, -3, "path");
   lua_pop(L, 2);
+  add_precompiled_searcher(L, root);
 
   lua_pushcfunction(L, msghandler);
   lua_pushcfunction(L, run_cli);
