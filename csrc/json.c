@@ -158,6 +158,13 @@ typedef struct {
   size_t stream_key_len;
   int stream_next;         /* the value about to be parsed is that member */
   lua_Integer streamed;    /* its element count, or -1 when none was streamed */
+  /* Key order (json.read's order_of/each_key): the keys of the top-level
+   * member named order_key, when it is an object, go to the function in
+   * stack slot order_fn in document order (tables forget it). */
+  int order_fn;
+  const char *order_key;
+  size_t order_key_len;
+  int order_next;          /* the value about to be parsed is that member */
   const char *code;      /* set on failure */
   size_t offset;
   char message[200];
@@ -507,9 +514,18 @@ static int parse_array(Parser *ps) {
   return 0;
 }
 
+/* Is the key on the stack top the name k (of length n)? */
+static int key_is(lua_State *L, const char *k, size_t n) {
+  size_t len;
+  const char *s = lua_tolstring(L, -1, &len);
+  return k && len == n && memcmp(s, k, n) == 0;
+}
+
 static int parse_object(Parser *ps) {
   lua_State *L = ps->L;
   if (enter(ps)) return -1;
+  int ordered = ps->order_next; /* its keys go to the order function */
+  ps->order_next = 0;
   ps->p++;
   skip_ws(ps);
   if (ps->p < ps->end && *ps->p == '}') {
@@ -548,12 +564,17 @@ static int parse_object(Parser *ps) {
     skip_ws(ps);
     if (ps->p >= ps->end || *ps->p != ':') return perr(ps, ps->p, "invalid-json", "expected ':'");
     ps->p++;
-    if (ps->stream_fn && ps->depth == 1) {
-      size_t klen;
-      const char *k = lua_tolstring(L, -1, &klen);
+    if (ordered) {
+      lua_pushvalue(L, ps->order_fn);
+      lua_pushvalue(L, -2);
+      lua_call(L, 1, 0);
+    }
+    if (ps->depth == 1 && (ps->stream_fn || ps->order_fn)) {
       skip_ws(ps);
-      ps->stream_next = klen == ps->stream_key_len && memcmp(k, ps->stream_key, klen) == 0 &&
-                        ps->p < ps->end && *ps->p == '[';
+      if (ps->p < ps->end) {
+        ps->stream_next = *ps->p == '[' && key_is(L, ps->stream_key, ps->stream_key_len);
+        ps->order_next = *ps->p == '{' && key_is(L, ps->order_key, ps->order_key_len);
+      }
     }
     if (parse_value(ps)) return -1;
     if (held) n++;
@@ -666,6 +687,11 @@ static int json_decode(lua_State *L) {
  * vkit.fs.read refuses it (not a regular file, larger than max_bytes, a
  * symbolic link with nofollow), with `nil, message, code`; a document that
  * does not decode fails as decode does, `nil, message, code, byte_offset`.
+ * When the document is an object: with stream = name and each = function,
+ * the elements of its member `name`, if that is an array, go to each(i, v)
+ * as they are decoded and are not kept (read then returns value, count);
+ * with order_of = name and each_key = function, the keys of its member
+ * `name`, if that is an object, go to each_key(key) in document order.
  */
 static int json_read(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
@@ -676,17 +702,22 @@ static int json_read(lua_State *L) {
   lua_settop(L, 3);
   lua_pushnil(L); /* 4: stream key */
   lua_pushnil(L); /* 5: stream function */
+  lua_pushnil(L); /* 6: order key */
+  lua_pushnil(L); /* 7: order function */
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "nofollow");
     nofollow = lua_toboolean(L, -1);
     lua_pop(L, 1);
-    lua_getfield(L, 3, "stream");
-    lua_replace(L, 4);
-    lua_getfield(L, 3, "each");
-    lua_replace(L, 5);
-    luaL_argcheck(L, lua_isnil(L, 4) == lua_isnil(L, 5), 3, "stream and each go together");
-    luaL_argcheck(L, lua_isnil(L, 4) || lua_type(L, 4) == LUA_TSTRING, 3, "stream must be a string");
-    luaL_argcheck(L, lua_isnil(L, 5) || lua_isfunction(L, 5), 3, "each must be a function");
+    static const char *const names[] = {"stream", "each", "order_of", "each_key"};
+    for (int i = 0; i < 4; i++) {
+      lua_getfield(L, 3, names[i]);
+      lua_replace(L, 4 + i);
+    }
+    for (int i = 4; i <= 6; i += 2) {
+      luaL_argcheck(L, lua_isnil(L, i) == lua_isnil(L, i + 1), 3, "stream/each and order_of/each_key go in pairs");
+      luaL_argcheck(L, lua_isnil(L, i) || lua_type(L, i) == LUA_TSTRING, 3, "stream and order_of name a member");
+      luaL_argcheck(L, lua_isnil(L, i + 1) || lua_isfunction(L, i + 1), 3, "each and each_key must be functions");
+    }
   }
   Out *buf = lua_newuserdatauv(L, sizeof *buf, 0);
   memset(buf, 0, sizeof *buf);
@@ -738,6 +769,10 @@ static int json_read(lua_State *L) {
   if (!lua_isnil(L, 5)) {
     ps.stream_fn = 5;
     ps.stream_key = lua_tolstring(L, 4, &ps.stream_key_len);
+  }
+  if (!lua_isnil(L, 7)) {
+    ps.order_fn = 7;
+    ps.order_key = lua_tolstring(L, 6, &ps.order_key_len);
   }
   int status = decode_buffer(&ps, ARRAY_MT_UV, OBJECT_MT_UV, 0);
   out_release(buf); /* the value no longer needs the bytes */

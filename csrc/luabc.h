@@ -10,7 +10,7 @@
 typedef struct {
   const char *path;                /* relative to the library root, "lua/vkit/cli.lua" */
   size_t source_len;               /* the source it was compiled from: length */
-  unsigned long long source_fnv;   /* and FNV-1a 64 hash */
+  unsigned long long source_hash;  /* and hash (luabc_hash in main.c) */
   const unsigned char *bytecode;   /* string.dump of it, chunk named "=" */
   size_t bytecode_len;
 } VkitLuabc;

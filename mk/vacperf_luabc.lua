@@ -3,7 +3,8 @@
 --   lua5.4 mk/vacperf_luabc.lua OUT.c RELEASE lua/vkit/a.lua lua/vkit/b.lua ...
 --
 -- OUT.c defines vkit_luabc[], one entry per file, sorted by path: the path
--- relative to the tree, the length and FNV-1a 64 hash of the source, and
+-- relative to the tree, the length and hash of the source (FNV-1a 64 over
+-- little-endian 8-byte words, then the last bytes one by one), and
 -- the chunk string.dump'ed with its debug information (named "=", renamed
 -- to the real path when main.c loads it).  main.c uses an entry only when
 -- the file on disk still has exactly that source; otherwise the module is
@@ -13,11 +14,11 @@
 local out_path = assert(arg[1], "usage: vacperf_luabc.lua OUT.c RELEASE FILE.lua...")
 local release = assert(arg[2], "usage: vacperf_luabc.lua OUT.c RELEASE FILE.lua...")
 
-local function fnv1a64(s)
+local function source_hash(s)
   local h = -3750763034362895579 -- 14695981039346656037 as a signed 64-bit integer
-  for i = 1, #s do
-    h = (h ~ s:byte(i)) * 1099511628211
-  end
+  local words = #s - #s % 8
+  for i = 1, words, 8 do h = (h ~ string.unpack("<i8", s, i)) * 1099511628211 end
+  for i = words + 1, #s do h = (h ~ s:byte(i)) * 1099511628211 end
   return h
 end
 
@@ -51,7 +52,7 @@ for n, path in ipairs(files) do
   if src:sub(1, 1) ~= "#" and src:sub(1, 3) ~= "\239\187\191" then
     local bc = string.dump(assert(load(src, "=")))
     out[#out + 1] = ("static const unsigned char bc%d[] = {\n%s\n};"):format(n, c_bytes(bc))
-    entries[#entries + 1] = ("  {%q, %d, 0x%016xULL, bc%d, %d},"):format(path, #src, fnv1a64(src), n, #bc)
+    entries[#entries + 1] = ("  {%q, %d, 0x%016xULL, bc%d, %d},"):format(path, #src, source_hash(src), n, #bc)
   end
 end
 out[#out + 1] = ""

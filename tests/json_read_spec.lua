@@ -114,11 +114,35 @@ describe("vkit.json.read", function()
       assert.equal("too-deep", r[3])
     end)
 
+    it("gives the keys of a top-level object member in document order", function()
+      local p = dir .. "/o.json"
+      local function order(text, member)
+        t.write(p, text)
+        local keys = {}
+        local v = json.read(p, 1 << 20, { order_of = member or "series", each_key = function(k) keys[#keys + 1] = k end })
+        return keys, v
+      end
+      local keys, v = order '{"a":1,"series":{"z":1,"b":{"k":2},"\\u0061":[1],"é":null},"c":{"y":1}}'
+      assert.same({ "z", "b", "a", "é" }, keys)
+      assert.equal(4, #(function() local n = {} for k in pairs(v.series) do n[#n + 1] = k end return n end)())
+      assert.same({}, (order '{"series":[{"a":1}]}'))
+      assert.same({}, (order '{"series":{}}'))
+      assert.same({}, (order '{"o":{"series":{"a":1}}}'))
+      assert.same({}, (order '[{"series":{"a":1}}]'))
+      local many = {}
+      for i = 40, 1, -1 do many[#many + 1] = ('"k%d":%d'):format(i, i) end
+      keys = order('{"series":{' .. table.concat(many, ",") .. "}}")
+      assert.equal(40, #keys)
+      assert.equal("k40", keys[1])
+      assert.equal("k1", keys[40])
+    end)
+
     it("raises a misuse and lets an error in the callback through", function()
       local p = dir .. "/s.json"
       t.write(p, '{"cases":[1]}')
       assert.has_error(function() json.read(p, 100, { stream = "cases" }) end)
       assert.has_error(function() json.read(p, 100, { stream = 1, each = print }) end)
+      assert.has_error(function() json.read(p, 100, { order_of = "cases" }) end)
       assert.has_error(function() json.read(p, 100, { stream = "cases", each = function() error "boom" end }) end)
     end)
   end)

@@ -79,12 +79,34 @@ end
 --- Reads and decodes the JSON document at path: value | nil, class, detail
 --  (class "io" for a file that cannot be read).  json.read decodes without
 --  holding the bytes as a Lua string; a refusal is named from the bytes.
+-- After json.read refused path: the refusal named from the bytes (value,
+-- bytes if the file decodes now, having changed in between).
+local function refuse_or_decode(path)
+  local bytes, err = fs.read(path, policy.max_artifact_bytes, { nofollow = true })
+  if not bytes then return nil, "io", err end
+  local v, class, detail = M.decode(bytes)
+  if v == nil then return nil, class, detail end
+  return v, bytes
+end
+
 function M.file(path)
   local value = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true })
   if value ~= nil then return value end
-  local bytes, err = fs.read(path, policy.max_artifact_bytes, { nofollow = true })
-  if not bytes then return nil, "io", err end
-  return M.decode(bytes)
+  local v, class, detail = refuse_or_decode(path)
+  if v ~= nil then return v end
+  return nil, class, detail
+end
+
+--- M.file, and the keys of the document's top-level object member `member`
+--  in document order (none when it is not an object): value, keys.
+function M.file_ordered(path, member)
+  local keys = {}
+  local value = json.read(path, policy.max_artifact_bytes,
+    { max_depth = M.MAX_DEPTH, nofollow = true, order_of = member, each_key = function(k) keys[#keys + 1] = k end })
+  if value ~= nil then return value, keys end
+  local v, bytes, detail = refuse_or_decode(path)
+  if v == nil then return nil, bytes, detail end -- bytes is the failure class here
+  return v, M.member_key_order(bytes, member)
 end
 
 --- M.file for a document too large to hold whole: the elements of its
@@ -99,7 +121,7 @@ function M.file_streaming(path, member, consumer)
   local value, count = json.read(path, policy.max_artifact_bytes,
     { max_depth = M.MAX_DEPTH, nofollow = true, stream = member, each = consumer.element })
   if value ~= nil then return value, count end
-  local v, class, detail = M.file(path) -- names the refusal
+  local v, class, detail = refuse_or_decode(path)
   if v == nil then return nil, class, detail end
   -- the file changed between the two reads: stream the value read last
   consumer.begin()

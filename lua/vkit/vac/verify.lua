@@ -53,6 +53,14 @@ end
 
 function Source:json(rel, want) return accept(self, rel, want, jsonload.file(self:path(rel))) end
 
+--- Source:json, and the keys of its top-level object member in document
+--  order (see jsonload.file_ordered): value, keys.
+function Source:json_ordered(rel, want, member)
+  local v, keys, detail = jsonload.file_ordered(self:path(rel), member)
+  if v == nil then return accept(self, rel, want, nil, keys, detail) end -- keys is the failure class
+  return accept(self, rel, want, v), keys
+end
+
 --- Source:json for a large artifact: the elements of its top-level array
 --  member go to consumer (see jsonload.file_streaming); value, count.
 function Source:json_stream(rel, want, member, consumer)
@@ -87,10 +95,6 @@ end
 
 function Source:sha256(rel) return (hash.file(self:path(rel))) end
 
-function Source:key_order(rel, member)
-  local bytes = fs.read(self:path(rel), policy.max_artifact_bytes, { nofollow = true })
-  return jsonload.member_key_order(bytes or "", member)
-end
 
 -- Runs every check; recomputed pools feed the summary rule.
 local function coherence(root, m, trusted, listed, failures)
