@@ -46,6 +46,10 @@
 
 static char null_sentinel;
 #define PUSH_NULL(L) lua_pushlightuserdata(L, &null_sentinel)
+/* Stands, while its object is parsed, for a member a projection drops. */
+static char dropped_sentinel;
+#define PUSH_DROPPED(L) lua_pushlightuserdata(L, &dropped_sentinel)
+#define IS_DROPPED(L, i) (lua_touserdata(L, i) == &dropped_sentinel)
 
 /* ======================================================================
  * UTF-8
@@ -158,6 +162,13 @@ typedef struct {
   size_t stream_key_len;
   int stream_next;         /* the value about to be parsed is that member */
   lua_Integer streamed;    /* its element count, or -1 when none was streamed */
+  /* Projection (json.read's fields): a streamed element that is an object
+   * keeps only the members named in the set in stack slot keep; the other
+   * members are read and checked as any, and dropped without their strings
+   * being made (discard is set while such a value is parsed). */
+  int keep;
+  int project_next;        /* the value about to be parsed is a streamed element */
+  int discard;
   /* Key order (json.read's order_of/each_key): the keys of the top-level
    * member named order_key, when it is an object, go to the function in
    * stack slot order_fn in document order (tables forget it). */
@@ -233,7 +244,8 @@ static void add_utf8(luaL_Buffer *b, uint32_t cp) {
   luaL_addlstring(b, out, (size_t)n);
 }
 
-/* Parses a string starting at the opening quote; pushes it. */
+/* Parses a string starting at the opening quote; pushes it, or while a
+ * dropped member is parsed, the dropped sentinel (checked all the same). */
 static int parse_string(Parser *ps) {
   const unsigned char *open = ps->p++;
   const unsigned char *run = ps->p;
@@ -243,7 +255,8 @@ static int parse_string(Parser *ps) {
     if (ps->p >= ps->end) break;
     unsigned c = *ps->p;
     if (c == '"') {
-      lua_pushlstring(ps->L, (const char *)run, (size_t)(ps->p - run));
+      if (ps->discard) PUSH_DROPPED(ps->L);
+      else lua_pushlstring(ps->L, (const char *)run, (size_t)(ps->p - run));
       ps->p++;
       return 0;
     }
@@ -264,6 +277,10 @@ static int parse_string(Parser *ps) {
     if (c == '"') {
       ps->p++;
       luaL_pushresult(&b);
+      if (ps->discard) {
+        lua_pop(ps->L, 1);
+        PUSH_DROPPED(ps->L);
+      }
       return 0;
     }
     if (c < 0x20) return perr(ps, ps->p, "invalid-json", "raw control character in string");
@@ -317,29 +334,38 @@ static int parse_string(Parser *ps) {
  * of objects has the same ones), and interning a string hashes all of it,
  * so the key cache remembers the last key seen at each (depth, position):
  * a plain ASCII key with the same bytes reuses that string.  Anything else
- * goes through parse_string, which validates it.
+ * goes through parse_string, which validates it.  A held key (position <
+ * OBJECT_BATCH at depth <= KEYED_DEPTH) is cached and its bytes returned.
  */
-static int parse_key(Parser *ps, int position) {
+static int parse_key(Parser *ps, int position, HeldKey *key) {
   lua_State *L = ps->L;
-  if (ps->depth > KEYED_DEPTH || position >= OBJECT_BATCH) return parse_string(ps);
+  int discard = ps->discard; /* a key is made even inside a dropped member */
+  ps->discard = 0;
+  int status = 0;
   const unsigned char *run = ps->p + 1, *q = run;
-  while (q < ps->end && !string_stop[*q]) q++;
-  if (q >= ps->end || *q != '"') return parse_string(ps);
-  size_t len = (size_t)(q - run), cached_len;
-  lua_Integer slot = (lua_Integer)(ps->depth - 1) * OBJECT_BATCH + position + 1;
-  if (lua_rawgeti(L, ps->key_cache, slot) == LUA_TSTRING) {
-    const char *cached = lua_tolstring(L, -1, &cached_len);
-    if (cached_len == len && memcmp(cached, run, len) == 0) {
-      ps->p = q + 1;
-      return 0;
-    }
+  if (key) {
+    while (q < ps->end && !string_stop[*q]) q++;
   }
-  lua_pop(L, 1);
-  lua_pushlstring(L, (const char *)run, len);
-  lua_pushvalue(L, -1);
-  lua_rawseti(L, ps->key_cache, slot);
-  ps->p = q + 1;
-  return 0;
+  if (!key || q >= ps->end || *q != '"') {
+    status = parse_string(ps);
+    if (status == 0 && key) key->s = lua_tolstring(L, -1, &key->len);
+  } else {
+    size_t len = (size_t)(q - run);
+    lua_Integer slot = (lua_Integer)(ps->depth - 1) * OBJECT_BATCH + position + 1;
+    ps->p = q + 1;
+    if (lua_rawgeti(L, ps->key_cache, slot) == LUA_TSTRING) {
+      key->s = lua_tolstring(L, -1, &key->len);
+      if (key->len == len && memcmp(key->s, run, len) == 0) goto done;
+    }
+    lua_pop(L, 1);
+    key->s = lua_pushlstring(L, (const char *)run, len);
+    key->len = len;
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, ps->key_cache, slot);
+  }
+done:
+  ps->discard = discard;
+  return status;
 }
 
 static int parse_number(Parser *ps) {
@@ -440,12 +466,30 @@ static void collect_array(Parser *ps, int base, int n, int narr) {
   for (int i = n; i >= 1; i--) lua_rawseti(L, base + 1, i);
 }
 
-/* Moves the n key/value pairs above slot base into a new table left at base+1. */
-static void collect_object(Parser *ps, int base, int n, int nrec) {
+/* Moves the n key/value pairs above slot base into a new table left at
+ * base+1.  When the object is complete the dropped pairs are left out;
+ * before, they go in too, their keys still to be refused if repeated. */
+static void collect_object(Parser *ps, int base, int n, int nrec, int complete) {
   lua_State *L = ps->L;
   new_container(ps, 0, nrec, ps->object_mt);
   lua_rotate(L, base + 1, 1);
-  for (int i = n; i >= 1; i--) lua_rawset(L, base + 1);
+  for (int i = n; i >= 1; i--) {
+    if (complete && IS_DROPPED(L, -1)) lua_pop(L, 2);
+    else lua_rawset(L, base + 1);
+  }
+}
+
+/* Removes the members a projection dropped from the object at idx. */
+static void remove_dropped(lua_State *L, int idx) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (IS_DROPPED(L, -1)) {
+      lua_pushvalue(L, -2);
+      lua_pushnil(L);
+      lua_rawset(L, idx); /* clearing a field during lua_next is allowed */
+    }
+    lua_pop(L, 1);
+  }
 }
 
 /* The streamed member's array: each element goes to the stream function
@@ -458,7 +502,10 @@ static int stream_array(Parser *ps) {
     ps->p++;
   } else {
     for (;;) {
-      if (parse_value(ps)) return -1;
+      ps->project_next = ps->keep != 0;
+      int status = parse_value(ps);
+      ps->project_next = 0;
+      if (status) return -1;
       i++;
       lua_pushvalue(L, ps->stream_fn);
       lua_pushinteger(L, i);
@@ -477,9 +524,19 @@ static int stream_array(Parser *ps) {
   return 0;
 }
 
+/*
+ * Tables are made at their final size.  Within the first KEYED_DEPTH
+ * levels, the first members of an array or object are parsed onto the Lua
+ * stack, and the table is created when the container closes (or, for a
+ * larger one, when the batch is full: its later members are then set as
+ * they come).  Growing a table member by member rehashes it at every power
+ * of two, which dominated decoding.  Deeper containers, and any container
+ * when the stack cannot hold a batch, are built member by member.
+ */
 static int parse_array(Parser *ps) {
   lua_State *L = ps->L;
   if (enter(ps)) return -1;
+  ps->project_next = 0; /* a projection applies to an object element only */
   ps->p++;
   if (ps->stream_next) {
     ps->stream_next = 0;
@@ -492,10 +549,12 @@ static int parse_array(Parser *ps) {
     new_container(ps, 0, 0, ps->array_mt);
     return 0;
   }
-  int base = lua_gettop(L), held = 1; /* elements still on the stack */
+  int base = lua_gettop(L);
+  int held = ps->depth <= KEYED_DEPTH && lua_checkstack(L, ARRAY_BATCH + 8); /* elements on the stack */
+  if (!held) new_container(ps, 0, 0, ps->array_mt);
   for (lua_Integer i = 1;; i++) {
-    if (held && (i > ARRAY_BATCH || !lua_checkstack(L, 8))) {
-      collect_array(ps, base, (int)(i - 1), 2 * ARRAY_BATCH);
+    if (held && i > ARRAY_BATCH) {
+      collect_array(ps, base, ARRAY_BATCH, 2 * ARRAY_BATCH);
       held = 0;
     }
     if (parse_value(ps)) return -1;
@@ -524,8 +583,9 @@ static int key_is(lua_State *L, const char *k, size_t n) {
 static int parse_object(Parser *ps) {
   lua_State *L = ps->L;
   if (enter(ps)) return -1;
-  int ordered = ps->order_next; /* its keys go to the order function */
-  ps->order_next = 0;
+  int ordered = ps->order_next;     /* its keys go to the order function */
+  int projected = ps->project_next; /* a streamed element: members outside keep are dropped */
+  ps->order_next = ps->project_next = 0;
   ps->p++;
   skip_ws(ps);
   if (ps->p < ps->end && *ps->p == '}') {
@@ -534,27 +594,25 @@ static int parse_object(Parser *ps) {
     new_container(ps, 0, 0, ps->object_mt);
     return 0;
   }
-  int base = lua_gettop(L), held = 1, n = 0; /* n pairs still on the stack */
+  int base = lua_gettop(L);
+  int held = ps->depth <= KEYED_DEPTH && lua_checkstack(L, 2 * OBJECT_BATCH + 8); /* pairs on the stack */
+  int n = 0, kept = 0, dropped = 0;
+  HeldKey *keys = held ? ps->keys[ps->depth - 1] : NULL;
+  if (!held) new_container(ps, 0, 0, ps->object_mt);
   for (;;) {
     skip_ws(ps);
     if (ps->p >= ps->end || *ps->p != '"') return perr(ps, ps->p, "invalid-json", "object key expected");
-    if (held && (n == OBJECT_BATCH || !lua_checkstack(L, 8))) {
-      collect_object(ps, base, n, 2 * OBJECT_BATCH);
+    if (held && n == OBJECT_BATCH) {
+      collect_object(ps, base, n, 2 * OBJECT_BATCH, 0);
       held = 0;
     }
     const unsigned char *key_at = ps->p;
-    if (held ? parse_key(ps, n) : parse_string(ps)) return -1;
+    if (parse_key(ps, n, held ? &keys[n] : NULL)) return -1;
     /* A repeated key is refused where it stands, before its value. */
-    if (held && ps->depth <= KEYED_DEPTH) {
-      HeldKey *keys = ps->keys[ps->depth - 1], *key = &keys[n];
-      key->s = lua_tolstring(L, -1, &key->len);
+    if (held) {
       for (int k = 0; k < n; k++)
-        if (keys[k].len == key->len && (keys[k].s == key->s || memcmp(keys[k].s, key->s, key->len) == 0))
-          return perr(ps, key_at, "duplicate-key", "duplicate object key \"%.80s\"", key->s);
-    } else if (held) {
-      for (int k = 0; k < n; k++)
-        if (lua_rawequal(L, base + 1 + 2 * k, -1))
-          return perr(ps, key_at, "duplicate-key", "duplicate object key \"%.80s\"", lua_tostring(L, -1));
+        if (keys[k].len == keys[n].len && (keys[k].s == keys[n].s || memcmp(keys[k].s, keys[n].s, keys[n].len) == 0))
+          return perr(ps, key_at, "duplicate-key", "duplicate object key \"%.80s\"", keys[n].s);
     } else {
       lua_pushvalue(L, -1);
       if (lua_rawget(L, base + 1) != LUA_TNIL)
@@ -576,14 +634,30 @@ static int parse_object(Parser *ps) {
         ps->order_next = *ps->p == '{' && key_is(L, ps->order_key, ps->order_key_len);
       }
     }
+    int drop = 0, discard = ps->discard;
+    if (projected) {
+      lua_pushvalue(L, -1);
+      drop = lua_rawget(L, ps->keep) == LUA_TNIL;
+      lua_pop(L, 1);
+      ps->discard = drop;
+    }
     if (parse_value(ps)) return -1;
+    ps->discard = discard;
+    if (drop) { /* the value is checked; what stands for it is dropped */
+      lua_pop(L, 1);
+      PUSH_DROPPED(L);
+      dropped++;
+    } else {
+      kept++;
+    }
     if (held) n++;
     else lua_rawset(L, base + 1);
     skip_ws(ps);
     if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unterminated object");
     if (*ps->p == '}') {
       ps->p++;
-      if (held) collect_object(ps, base, n, n);
+      if (held) collect_object(ps, base, n, kept, 1);
+      else if (dropped) remove_dropped(L, base + 1);
       break;
     }
     if (*ps->p != ',') return perr(ps, ps->p, "invalid-json", "expected ',' or '}'");
@@ -690,8 +764,10 @@ static int json_decode(lua_State *L) {
  * When the document is an object: with stream = name and each = function,
  * the elements of its member `name`, if that is an array, go to each(i, v)
  * as they are decoded and are not kept (read then returns value, count);
- * with order_of = name and each_key = function, the keys of its member
- * `name`, if that is an object, go to each_key(key) in document order.
+ * with fields = {names...} as well, an element that is an object keeps only
+ * those members (the others are read and checked, and dropped); with
+ * order_of = name and each_key = function, the keys of its member `name`,
+ * if that is an object, go to each_key(key) in document order.
  */
 static int json_read(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
@@ -704,6 +780,7 @@ static int json_read(lua_State *L) {
   lua_pushnil(L); /* 5: stream function */
   lua_pushnil(L); /* 6: order key */
   lua_pushnil(L); /* 7: order function */
+  lua_pushnil(L); /* 8: the set of fields a streamed element keeps */
   if (lua_istable(L, 3)) {
     lua_getfield(L, 3, "nofollow");
     nofollow = lua_toboolean(L, -1);
@@ -718,6 +795,18 @@ static int json_read(lua_State *L) {
       luaL_argcheck(L, lua_isnil(L, i) || lua_type(L, i) == LUA_TSTRING, 3, "stream and order_of name a member");
       luaL_argcheck(L, lua_isnil(L, i + 1) || lua_isfunction(L, i + 1), 3, "each and each_key must be functions");
     }
+    if (lua_getfield(L, 3, "fields") != LUA_TNIL) {
+      luaL_argcheck(L, lua_istable(L, -1) && !lua_isnil(L, 4), 3, "fields is an array of names, with stream");
+      lua_newtable(L);
+      for (lua_Integer i = 1; lua_rawgeti(L, -2, i) != LUA_TNIL; i++) {
+        luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 3, "fields is an array of names");
+        lua_pushboolean(L, 1);
+        lua_rawset(L, -3);
+      }
+      lua_pop(L, 1);
+      lua_replace(L, 8);
+    }
+    lua_pop(L, 1);
   }
   Out *buf = lua_newuserdatauv(L, sizeof *buf, 0);
   memset(buf, 0, sizeof *buf);
@@ -769,6 +858,7 @@ static int json_read(lua_State *L) {
   if (!lua_isnil(L, 5)) {
     ps.stream_fn = 5;
     ps.stream_key = lua_tolstring(L, 4, &ps.stream_key_len);
+    ps.keep = lua_isnil(L, 8) ? 0 : 8;
   }
   if (!lua_isnil(L, 7)) {
     ps.order_fn = 7;

@@ -114,6 +114,35 @@ describe("vkit.json.read", function()
       assert.equal("too-deep", r[3])
     end)
 
+    it("keeps only the named fields of an object element, still checking the others", function()
+      local p = dir .. "/f.json"
+      local function project(text)
+        t.write(p, text)
+        local seen = {}
+        local r = { json.read(p, 1 << 20, { stream = "cases", fields = { "a", "b" }, each = function(i, v)
+          seen[i] = json.canonical(v)
+        end }) }
+        return r, seen
+      end
+      local r, seen = project '{"cases":[{"a":1,"x":"drop","b":{"x":2},"y":[{"a":3}]},[{"a":1,"z":2}],{"z":"\\u00e9"},7]}'
+      assert.equal(4, r[2])
+      assert.same({ '{"a":1,"b":{"x":2}}', '[{"a":1,"z":2}]', "{}", "7" }, seen)
+      -- what is dropped is checked as anything else
+      local bad = '{"cases":[{"a":1,"x":"\255"}]}'
+      r = project(bad)
+      assert.same({ json.decode(bad) }, r)
+      assert.equal("invalid-utf8", r[3])
+      r = project '{"cases":[{"x":1,"a":2,"x":3}]}'
+      assert.equal("duplicate-key", r[3])
+      local many = {}
+      for i = 1, 40 do many[#many + 1] = ('"k%d":"v%d"'):format(i, i) end
+      r, seen = project('{"cases":[{' .. table.concat(many, ",") .. ',"a":true,"k3":0}]}')
+      assert.equal("duplicate-key", r[3])
+      r, seen = project('{"cases":[{' .. table.concat(many, ",") .. ',"a":true}]}')
+      assert.same({ '{"a":true}' }, seen)
+      assert.has_error(function() json.read(p, 100, { fields = { "a" } }) end)
+    end)
+
     it("gives the keys of a top-level object member in document order", function()
       local p = dir .. "/o.json"
       local function order(text, member)

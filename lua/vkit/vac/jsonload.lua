@@ -116,10 +116,13 @@ end
 --  called before the first element and again if decoding has to restart; a
 --  consumer keeps nothing it saw before the last begin().  Returns nil,
 --  class, detail as M.file does, and the elements seen must then be dropped.
+--  consumer.fields, when given, names the only members an element that is
+--  an object needs: the others may be left out of it (they are still read
+--  and checked).
 function M.file_streaming(path, member, consumer)
   consumer.begin()
-  local value, count = json.read(path, policy.max_artifact_bytes,
-    { max_depth = M.MAX_DEPTH, nofollow = true, stream = member, each = consumer.element })
+  local value, count = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true,
+    stream = member, each = consumer.element, fields = consumer.fields })
   if value ~= nil then return value, count end
   local v, class, detail = refuse_or_decode(path)
   if v == nil then return nil, class, detail end

@@ -21,7 +21,8 @@ local METRICS = { "vulnerability_score", "flagged_cases", "n_cases", "truncation
 -- else the first case lacking its booleans is named, else every case whose
 -- flag contradicts its pair.
 local function case_reader()
-  local r = {}
+  local r = { fields = { "passed", "truncated", "flagged", "kind", "severity", "grader" } }
+  local nonblank = {} -- kinds already seen to be non-blank strings
   function r.begin()
     r.not_object, r.lacking, r.contradicts = false, nil, {}
     r.truncs, r.errors, r.flagged, r.graded, r.passed_graded = 0, 0, 0, 0, 0
@@ -35,12 +36,13 @@ local function case_reader()
       return
     end
     if r.lacking or r.not_object then return end
-    local passed, truncated, flagged = c.passed, c.truncated, c.flagged
+    local passed, truncated, flagged, k = c.passed, c.truncated, c.flagged, c.kind
     if not ((passed == true or passed == false) and (truncated == true or truncated == false)
-          and (flagged == true or flagged == false) and text.nonblank(c.kind)) then
+          and (flagged == true or flagged == false) and k ~= nil and (nonblank[k] or text.nonblank(k))) then
       r.lacking = n
       return
     end
+    nonblank[k] = true
     if flagged ~= (not passed and not truncated) then r.contradicts[#r.contradicts + 1] = n end
     if truncated then
       r.truncs = r.truncs + 1
@@ -56,16 +58,16 @@ local function case_reader()
         r.total_w = r.total_w + w
         if not passed then r.failed_w = r.failed_w + w end
       end
-      local k = r.kinds[c.kind]
-      if not k then
-        k = { total = 0, passed = 0 }
-        r.kinds[c.kind] = k
-        r.kind_order[#r.kind_order + 1] = c.kind
+      local tally = r.kinds[k]
+      if not tally then
+        tally = { total = 0, passed = 0 }
+        r.kinds[k] = tally
+        r.kind_order[#r.kind_order + 1] = k
       end
-      k.total = k.total + 1
+      tally.total = tally.total + 1
       if passed then
         r.passed_graded = r.passed_graded + 1
-        k.passed = k.passed + 1
+        tally.passed = tally.passed + 1
       end
     end
     if c.grader == "error" then r.errors = r.errors + 1 end
