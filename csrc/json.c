@@ -49,7 +49,7 @@ static char null_sentinel;
 /* Stands, while its object is parsed, for a member a projection drops. */
 static char dropped_sentinel;
 #define PUSH_DROPPED(L) lua_pushlightuserdata(L, &dropped_sentinel)
-#define IS_DROPPED(L, i) (lua_touserdata(L, i) == &dropped_sentinel)
+#define IS_DROPPED(L, i) (lua_type(L, i) == LUA_TLIGHTUSERDATA && lua_touserdata(L, i) == &dropped_sentinel)
 
 /* ======================================================================
  * UTF-8
@@ -467,14 +467,13 @@ static void collect_array(Parser *ps, int base, int n, int narr) {
 }
 
 /* Moves the n key/value pairs above slot base into a new table left at
- * base+1.  When the object is complete the dropped pairs are left out;
- * before, they go in too, their keys still to be refused if repeated. */
-static void collect_object(Parser *ps, int base, int n, int nrec, int complete) {
+ * base+1, except the pairs whose bit is set in skip (bit i: pair i+1). */
+static void collect_object(Parser *ps, int base, int n, int nrec, unsigned skip) {
   lua_State *L = ps->L;
   new_container(ps, 0, nrec, ps->object_mt);
   lua_rotate(L, base + 1, 1);
-  for (int i = n; i >= 1; i--) {
-    if (complete && IS_DROPPED(L, -1)) lua_pop(L, 2);
+  for (int i = n - 1; i >= 0; i--) {
+    if (skip >> i & 1u) lua_pop(L, 2);
     else lua_rawset(L, base + 1);
   }
 }
@@ -597,12 +596,15 @@ static int parse_object(Parser *ps) {
   int base = lua_gettop(L);
   int held = ps->depth <= KEYED_DEPTH && lua_checkstack(L, 2 * OBJECT_BATCH + 8); /* pairs on the stack */
   int n = 0, kept = 0, dropped = 0;
+  unsigned dropped_held = 0; /* bit i: held pair i+1 is dropped */
   HeldKey *keys = held ? ps->keys[ps->depth - 1] : NULL;
   if (!held) new_container(ps, 0, 0, ps->object_mt);
   for (;;) {
     skip_ws(ps);
     if (ps->p >= ps->end || *ps->p != '"') return perr(ps, ps->p, "invalid-json", "object key expected");
     if (held && n == OBJECT_BATCH) {
+      /* dropped pairs go in too, their keys still to be refused if repeated;
+       * remove_dropped takes them out when the object is complete */
       collect_object(ps, base, n, 2 * OBJECT_BATCH, 0);
       held = 0;
     }
@@ -611,7 +613,8 @@ static int parse_object(Parser *ps) {
     /* A repeated key is refused where it stands, before its value. */
     if (held) {
       for (int k = 0; k < n; k++)
-        if (keys[k].len == keys[n].len && (keys[k].s == keys[n].s || memcmp(keys[k].s, keys[n].s, keys[n].len) == 0))
+        if (keys[k].len == keys[n].len && (keys[k].s == keys[n].s || (keys[k].s[0] == keys[n].s[0] &&
+                                                                     memcmp(keys[k].s, keys[n].s, keys[n].len) == 0)))
           return perr(ps, key_at, "duplicate-key", "duplicate object key \"%.80s\"", keys[n].s);
     } else {
       lua_pushvalue(L, -1);
@@ -647,6 +650,7 @@ static int parse_object(Parser *ps) {
       lua_pop(L, 1);
       PUSH_DROPPED(L);
       dropped++;
+      if (held) dropped_held |= 1u << n;
     } else {
       kept++;
     }
@@ -656,7 +660,7 @@ static int parse_object(Parser *ps) {
     if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unterminated object");
     if (*ps->p == '}') {
       ps->p++;
-      if (held) collect_object(ps, base, n, kept, 1);
+      if (held) collect_object(ps, base, n, kept, dropped_held);
       else if (dropped) remove_dropped(L, base + 1);
       break;
     }

@@ -22,56 +22,72 @@ local METRICS = { "vulnerability_score", "flagged_cases", "n_cases", "truncation
 -- flag contradicts its pair.
 local function case_reader()
   local r = { fields = { "passed", "truncated", "flagged", "kind", "severity", "grader" } }
-  local nonblank = {} -- kinds already seen to be non-blank strings
+  local weights, nonblank = severity.WEIGHTS, {} -- kinds already seen to be non-blank strings
+  -- the tallies live in upvalues (the reader runs once per case); result()
+  -- hands them over
+  local not_object, lacking, contradicts
+  local truncs, errors, flagged_n, graded, passed_graded
+  local odd_labels, n_odd, total_w, failed_w, kinds, kind_order
   function r.begin()
-    r.not_object, r.lacking, r.contradicts = false, nil, {}
-    r.truncs, r.errors, r.flagged, r.graded, r.passed_graded = 0, 0, 0, 0, 0
-    r.odd_labels, r.n_odd = {}, 0 -- severities outside the table, by graded case
-    r.total_w, r.failed_w, r.kinds, r.kind_order = 0, 0, {}, {}
+    not_object, lacking, contradicts = false, nil, {}
+    truncs, errors, flagged_n, graded, passed_graded = 0, 0, 0, 0, 0
+    odd_labels, n_odd = {}, 0 -- severities outside the table, by graded case
+    total_w, failed_w, kinds, kind_order = 0, 0, {}, {}
   end
-  local weights = severity.WEIGHTS
   function r.element(n, c)
     if kind(c) ~= "object" then
-      r.not_object = true
+      not_object = true
       return
     end
-    if r.lacking or r.not_object then return end
+    if lacking or not_object then return end
     local passed, truncated, flagged, k = c.passed, c.truncated, c.flagged, c.kind
     if not ((passed == true or passed == false) and (truncated == true or truncated == false)
-          and (flagged == true or flagged == false) and k ~= nil and (nonblank[k] or text.nonblank(k))) then
-      r.lacking = n
+          and (flagged == true or flagged == false) and k ~= nil) then
+      lacking = n
       return
     end
-    nonblank[k] = true
-    if flagged ~= (not passed and not truncated) then r.contradicts[#r.contradicts + 1] = n end
+    if not nonblank[k] then
+      if not text.nonblank(k) then
+        lacking = n
+        return
+      end
+      nonblank[k] = true
+    end
+    if flagged ~= (not passed and not truncated) then contradicts[#contradicts + 1] = n end
     if truncated then
-      r.truncs = r.truncs + 1
+      truncs = truncs + 1
     else
-      local graded = r.graded + 1
-      r.graded = graded
+      graded = graded + 1
       local label = c.severity
       local w = weights[label] -- the table's keys are strings: severity.weight(label)
       if w == nil then
-        r.n_odd = r.n_odd + 1
-        r.odd_labels[r.n_odd] = label
+        n_odd = n_odd + 1
+        odd_labels[n_odd] = label
       else
-        r.total_w = r.total_w + w
-        if not passed then r.failed_w = r.failed_w + w end
+        total_w = total_w + w
+        if not passed then failed_w = failed_w + w end
       end
-      local tally = r.kinds[k]
+      local tally = kinds[k]
       if not tally then
         tally = { total = 0, passed = 0 }
-        r.kinds[k] = tally
-        r.kind_order[#r.kind_order + 1] = k
+        kinds[k] = tally
+        kind_order[#kind_order + 1] = k
       end
       tally.total = tally.total + 1
       if passed then
-        r.passed_graded = r.passed_graded + 1
+        passed_graded = passed_graded + 1
         tally.passed = tally.passed + 1
       end
     end
-    if c.grader == "error" then r.errors = r.errors + 1 end
-    if flagged then r.flagged = r.flagged + 1 end
+    if c.grader == "error" then errors = errors + 1 end
+    if flagged then flagged_n = flagged_n + 1 end
+  end
+  function r.result()
+    return {
+      not_object = not_object, lacking = lacking, contradicts = contradicts, truncs = truncs, errors = errors,
+      flagged = flagged_n, graded = graded, passed_graded = passed_graded, odd_labels = odd_labels, n_odd = n_odd,
+      total_w = total_w, failed_w = failed_w, kinds = kinds, kind_order = kind_order,
+    }
   end
   return r
 end
@@ -79,9 +95,10 @@ end
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
   local art = check.artifact
-  local r = case_reader()
-  local data, n_cases = ctx.source:json_stream(art, "object", "cases", r)
+  local reader = case_reader()
+  local data, n_cases = ctx.source:json_stream(art, "object", "cases", reader)
   if not data then return nil end
+  local r = reader.result()
   local metrics, per_kind = data.metrics, data.per_kind
   if n_cases == nil or r.not_object then
     fails:addf("artifact-unparsable", "%s: no cases[] array", art)
