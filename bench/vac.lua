@@ -3,19 +3,29 @@
 --
 --   VAC_REFERENCE=/path/to/vac-protocol ./vkit script bench/vac.lua
 --
+-- The reference runs as `$VAC_PYTHON -m vac.verify <bundle>` from the
+-- checkout; VAC_PYTHON defaults to /usr/bin/python3 and must be a real
+-- interpreter: a version-manager shim (pyenv) is a shell script that costs
+-- more than the verification itself and would inflate every ratio.
+-- VAC_VKIT times another vkit binary (e.g. a build of main) in place of this
+-- one, for before/after figures.
+--
 -- 1. cold verification of every conformance case, one process per case
 --    (target: >= 5x faster than the reference);
 -- 2. a generated fleet bundle with 1,000,000 raw rows and a crashkit
 --    bundle with 200,000 cases (target: >= 10x faster, peak memory below
 --    the reference's).
 -- Without VAC_REFERENCE the reference is "skipped" and vkit's absolute
--- figures are printed.  Peak memory comes from /usr/bin/time when present.
+-- figures are printed.  Times come from bash's `time`; peak memory from
+-- /usr/bin/time when present.
 local vkit = require "vkit"
 local b = require "bench.support"
 local number = require "vkit.vac.number"
 local json, fs, hash = vkit.json, vkit.fs, vkit.hash
 
 local REF = os.getenv "VAC_REFERENCE"
+local PYTHON = os.getenv "VAC_PYTHON" or "/usr/bin/python3"
+local VKIT = os.getenv "VAC_VKIT" or vkit.exe
 local CORPUS = os.getenv "VAC_CORPUS" or (vkit.root .. "/fixtures/conformance/vac")
 local FLEET_ROWS = tonumber(os.getenv "VAC_BENCH_FLEET_ROWS") or 1000000
 local CRASH_CASES = tonumber(os.getenv "VAC_BENCH_CRASH_CASES") or 200000
@@ -26,46 +36,69 @@ if REF and not fs.lstat(REF .. "/vac/verify.py") then
   io.stderr:write("VAC_REFERENCE=", REF, " has no vac/verify.py\n")
   os.exit(2)
 end
+if REF then
+  local f = io.open(PYTHON, "rb")
+  local head = f and f:read(2)
+  if f then f:close() end
+  if head ~= "\127E" then
+    io.stderr:write("VAC_PYTHON=", PYTHON, " is not an interpreter binary (a shim or script would inflate the ratios)\n")
+    os.exit(2)
+  end
+end
+
+local function loadavg()
+  local f = io.open "/proc/loadavg"
+  local text = f and f:read "l" or "n/a"
+  if f then f:close() end
+  return text:match "^(%S+ %S+ %S+)" or text
+end
+print(("load average %s; vkit %s%s"):format(loadavg(), VKIT,
+  REF and ("; reference %s with %s"):format(REF, PYTHON) or ""))
 
 local dir = assert(fs.mkdtemp "/tmp/vkit-bench-vac-")
 
 -- Runs a command once; returns wall seconds, peak RSS in MiB (or nil), exit
--- code and CPU seconds (user + system, or nil).  CPU time is reported beside
--- wall time because the machine is shared: it moves less with the load.
-local function measure(cmd)
-  local out = dir .. "/time.out"
-  local full = have_time and ("%s -f '%%U %%S %%M' -o %s %s > /dev/null 2>&1"):format(TIME, b.quote(out), cmd)
-    or (cmd .. " > /dev/null 2>&1")
-  local t0 = vkit.sys.monotonic_ms()
-  local _, _, code = os.execute(full)
-  local wall = (vkit.sys.monotonic_ms() - t0) / 1000
-  local rss, cpu
-  if have_time then
-    local f = io.open(out)
+-- code and CPU seconds (user + system).  Times come from bash's `time`
+-- (the child's rusage, to the millisecond; /usr/bin/time rounds CPU to
+-- 10 ms, more than a whole cold verification); peak memory, asked for the
+-- large bundles only, from /usr/bin/time.  CPU time is reported beside wall
+-- time because the machine is shared: it moves less with the load.
+-- cmd = { env = "NAME=value " or "", run = "program args" }.
+local function measure(cmd, want_rss)
+  local tfile, rfile = dir .. "/time.out", dir .. "/rss.out"
+  local run = (want_rss and have_time) and ("%s -f %%M -o %s %s"):format(TIME, b.quote(rfile), cmd.run) or cmd.run
+  local script = ("TIMEFORMAT='%%3R %%3U %%3S'; { time %s%s > /dev/null 2>&1 ; } 2> %s"):format(cmd.env, run,
+    b.quote(tfile))
+  local _, _, code = os.execute("bash -c " .. b.quote(script))
+  local function slurp(path)
+    local f = io.open(path)
     local text = f and f:read "a" or ""
     if f then f:close() end
-    local user, sys, kib = text:match "([%d.]+)%s+([%d.]+)%s+(%d+)%s*$"
-    rss = kib and tonumber(kib) / 1024
-    cpu = user and (tonumber(user) + tonumber(sys))
+    return text
   end
-  return wall, rss, code, cpu
+  local wall, user, sys = slurp(tfile):match "([%d.]+)%s+([%d.]+)%s+([%d.]+)%s*$"
+  local kib = (want_rss and have_time) and slurp(rfile):match "(%d+)%s*$"
+  return tonumber(wall), kib and tonumber(kib) / 1024, code, user and (tonumber(user) + tonumber(sys))
 end
 
-local function vkit_cmd(bundle) return ("%s vac verify %s"):format(b.quote(vkit.exe), b.quote(bundle)) end
+local function vkit_cmd(bundle) return { env = "", run = ("%s vac verify %s"):format(b.quote(VKIT), b.quote(bundle)) } end
+-- `python -m vac.verify` from the checkout, without a `cd`: the checkout goes
+-- on PYTHONPATH and -P keeps the working directory off sys.path.
 local function ref_cmd(bundle)
-  return ("cd %s && python3 -m vac.verify %s"):format(b.quote(REF), b.quote(bundle))
+  return { env = ("PYTHONPATH=%s "):format(b.quote(REF)),
+    run = ("%s -P -m vac.verify %s"):format(b.quote(PYTHON), b.quote(bundle)) }
 end
 
-local function best(n, cmd)
+local function best(n, cmd, want_rss)
   local t, rss, code, cpu = math.huge, nil, nil, nil
   for _ = 1, n do
-    local w, r, c, u = measure(cmd)
+    local w, r, c, u = measure(cmd, want_rss)
     if w < t then t = w end
     if u and (cpu == nil or u < cpu) then cpu = u end
     rss = math.max(rss or 0, r or 0)
     code = c
   end
-  return t, (have_time and rss or nil), code, cpu
+  return t, (want_rss and have_time and rss or nil), code, cpu
 end
 
 local function secs(x) return x and ("%.2fs"):format(x) or "n/a" end
@@ -74,15 +107,28 @@ local function mib(x) return x and ("%.0f MiB"):format(x) or "n/a" end
 
 -- ---------------------------------------------------------------------
 -- 1. the conformance corpus, cold
-if fs.lstat(CORPUS .. "/cases") and not os.getenv "VAC_BENCH_SKIP_CORPUS" then
+if os.getenv "VAC_BENCH_SKIP_CORPUS" then
+  print "corpus: skipped (VAC_BENCH_SKIP_CORPUS)"
+elseif fs.lstat(CORPUS .. "/cases") then
   local cases = assert(fs.list(CORPUS .. "/cases"))
-  local function total(cmd_of)
-    local sum, cpu = 0, 0
+  local expected = assert(json.decode(assert(fs.read(CORPUS .. "/expected.json", 16 * 1024 * 1024))))
+  -- vkit and the reference alternate case by case, so both see the same
+  -- load; each must exit as expected.json says, or its time means nothing.
+  local function totals()
+    local sums = { vkit = { 0, 0, 0 }, ref = { 0, 0, 0 } }
     for _, name in ipairs(cases) do
-      local w, _, _, u = best(3, cmd_of(CORPUS .. "/cases/" .. name))
-      sum, cpu = sum + w, cpu + (u or 0)
+      local bundle = CORPUS .. "/cases/" .. name
+      for side, cmd_of in pairs { vkit = vkit_cmd, ref = REF and ref_cmd or nil } do
+        local w, _, code, u = best(3, cmd_of(bundle))
+        local s = sums[side]
+        s[1], s[2] = s[1] + w, s[2] + (u or 0)
+        if code ~= expected[name].exit then
+          s[3] = s[3] + 1
+          print(("corpus: WARNING: %s exited %d on %s, expected %d"):format(side, code, name, expected[name].exit))
+        end
+      end
     end
-    return sum, cpu
+    return sums
   end
   -- the verifier's own work, without process start (os.clock is CPU time)
   local c0 = os.clock()
@@ -91,13 +137,15 @@ if fs.lstat(CORPUS .. "/cases") and not os.getenv "VAC_BENCH_SKIP_CORPUS" then
   end
   print(("corpus: in-process, vkit %.2f ms CPU per case (process start excluded)"):format(
     (os.clock() - c0) / (5 * #cases) * 1000))
-  local tv, cv = total(vkit_cmd)
-  print(("corpus: %d cases cold, vkit %.3fs wall (%.1f ms per case), %.3fs CPU (%.1f ms per case)"):format(#cases, tv,
-    tv / #cases * 1000, cv, cv / #cases * 1000))
+  local sums = totals()
+  local tv, cv = sums.vkit[1], sums.vkit[2]
+  print(("corpus: %d cases cold (best of 3 each), vkit %.3fs wall (%.1f ms per case), %.3fs CPU (%.1f ms per case)")
+    :format(#cases, tv, tv / #cases * 1000, cv, cv / #cases * 1000))
   if REF then
-    local tr, cr = total(ref_cmd)
-    print(("corpus: reference %.3fs wall (%.1f ms per case), %.3fs CPU; ratio %.1fx wall, %.1fx CPU (target >= 5x)")
-      :format(tr, tr / #cases * 1000, cr, tr / tv, cv > 0 and cr / cv or 0))
+    local tr, cr = sums.ref[1], sums.ref[2]
+    print(("corpus: reference %.3fs wall (%.1f ms per case), %.3fs CPU (%.1f ms per case); "
+      .. "ratio %.1fx wall, %.1fx CPU (target >= 5x)")
+      :format(tr, tr / #cases * 1000, cr, cr / #cases * 1000, tr / tv, cv > 0 and cr / cv or 0))
   else
     print "corpus: reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)"
   end
@@ -216,14 +264,17 @@ end
 
 local function large(label, root, build)
   build(root)
-  local vt, vr, vcode, vc = best(3, vkit_cmd(root))
+  local runs = tonumber(os.getenv "VAC_BENCH_RUNS") or 3
+  local vt, vr, vcode, vc = best(runs, vkit_cmd(root), true)
   print(("%s: vkit %.2fs wall, %s CPU, peak %s, exit %d"):format(label, vt, secs(vc), mib(vr), vcode))
   if vcode ~= 0 then print(label .. ": WARNING: vkit did not pass the generated bundle") end
   if REF then
-    local rt, rr, rcode, rc = best(1, ref_cmd(root))
-    print(("%s: reference %.2fs wall, %s CPU, peak %s, exit %d; ratio %.1fx wall (target >= 10x), memory %s")
+    local rt, rr, rcode, rc = best(runs, ref_cmd(root), true)
+    print(("%s: reference %.2fs wall, %s CPU, peak %s, exit %d; ratio %.1fx wall, %s CPU (target >= 10x), memory %s")
       :format(label, rt, secs(rc), mib(rr), rcode, rt / vt,
+        (vc and rc and vc > 0) and ("%.1fx"):format(rc / vc) or "n/a",
         (vr and rr) and ("%.2fx of the reference's"):format(vr / rr) or "n/a"))
+    if rcode ~= 0 then print(label .. ": WARNING: the reference did not pass the generated bundle") end
   else
     print(label .. ": reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)")
   end
@@ -231,4 +282,5 @@ end
 
 large(("fleet %d raw rows"):format(FLEET_ROWS), dir .. "/fleet", function(root) fleet_bundle(root, FLEET_ROWS) end)
 large(("crashkit %d cases"):format(CRASH_CASES), dir .. "/crashkit", function(root) crashkit_bundle(root, CRASH_CASES) end)
+print(("load average %s at the end"):format(loadavg()))
 if os.getenv "VAC_BENCH_KEEP" then print("bundles kept in " .. dir) else fs.remove_tree(dir) end

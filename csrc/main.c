@@ -11,15 +11,18 @@
  */
 #include "vkit.h"
 
+#include <endian.h>
 #include <git2.h>
 #include <limits.h>
 #include <lualib.h>
 #include <openssl/crypto.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "lua-cjson.h"
+#include "luabc.h"
 
 #define VKIT_MODULE(name) int luaopen_vkit_##name(lua_State *L);
 #include "modules.inc"
@@ -75,6 +78,40 @@ static void push_boot(lua_State *L, const char *exe, const char *root) {
   lua_setfield(L, -2, "libgit2");
 }
 
+/*
+ * libgit2 is initialised when vkit.git is first opened, not at start: its
+ * initialisation parses the system CA bundle (about half the instructions of
+ * a cold `vkit vac verify`), which every command that never touches Git
+ * would otherwise pay.  libgit2 counts its initialisations; each Lua state
+ * holds one, in a registry sentinel whose __gc releases it when the state
+ * closes.  Repository handles can only be made after the sentinel, and Lua
+ * 5.4 runs finalizers at close in reverse order of marking, so every handle
+ * is freed before libgit2 shuts down.
+ */
+#define LIBGIT2_SENTINEL "vkit.libgit2"
+
+static int libgit2_release(lua_State *L) {
+  git_libgit2_shutdown();
+  return 0;
+}
+
+static int open_git(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL) == LUA_TNIL) {
+    if (git_libgit2_init() < 0) {
+      const git_error *e = git_error_last();
+      return luaL_error(L, "cannot initialise libgit2: %s", e ? e->message : "unknown error");
+    }
+    lua_newuserdatauv(L, 0, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, libgit2_release);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL);
+  }
+  lua_pop(L, 1);
+  return luaopen_vkit_git(L);
+}
+
 static int boot_module(lua_State *L) {
   lua_pushvalue(L, lua_upvalueindex(1));
   return 1;
@@ -85,6 +122,109 @@ static int msghandler(lua_State *L) {
   if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   luaL_traceback(L, L, msg, 1);
   return 1;
+}
+
+/*
+ * Precompiled modules (luabc.h).  This searcher, placed before Lua's own,
+ * finds a module's file as Lua's would (package.searchpath over
+ * package.path).  When the file lies in vkit's tree and still holds the
+ * source its table entry was compiled from, the entry's bytecode is loaded
+ * under the file's name ("@<file>", as luaL_loadfile names it), so
+ * messages and tracebacks read the same.  Anything else (an edited or
+ * unknown file, a table from another Lua release) is left to Lua's
+ * searcher, which compiles the file: the source on disk is what runs.
+ * Upvalues: the package table and the library root.
+ */
+/* FNV-1a 64 over little-endian 8-byte words, then the last bytes one by
+ * one: the hash mk/vacperf_luabc.lua computes. */
+static unsigned long long luabc_hash(const unsigned char *p, size_t n) {
+  unsigned long long h = 14695981039346656037ULL;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ le64toh(w)) * 1099511628211ULL;
+  }
+  for (; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static int luabc_compare(const void *path, const void *entry) {
+  return strcmp(path, ((const VkitLuabc *)entry)->path);
+}
+
+/* Lua 5.4's dump header and upvalue count take 32 bytes; the main
+ * function's source name follows, "=" as the table was compiled. */
+#define DUMP_NAME_AT 32
+
+/* Does the file hold exactly the source e was compiled from? */
+static int luabc_current(const char *file, const VkitLuabc *e) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return 0;
+  unsigned char *src = malloc(e->source_len + 1);
+  size_t n = src ? fread(src, 1, e->source_len + 1, f) : 0;
+  fclose(f);
+  int same = src && n == e->source_len && luabc_hash(src, n) == e->source_hash;
+  free(src);
+  return same;
+}
+
+static int search_precompiled(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  lua_getfield(L, lua_upvalueindex(1), "searchpath");
+  lua_pushstring(L, name);
+  lua_getfield(L, lua_upvalueindex(1), "path");
+  if (!lua_isstring(L, -1)) return 0; /* Lua's searcher names that */
+  lua_call(L, 2, 1);
+  const char *file = lua_tostring(L, -1);
+  size_t root_len;
+  const char *root = lua_tolstring(L, lua_upvalueindex(2), &root_len);
+  if (!file || strncmp(file, root, root_len) != 0 || file[root_len] != '/') return 0;
+  const VkitLuabc *e =
+      bsearch(file + root_len + 1, vkit_luabc, vkit_luabc_count, sizeof *vkit_luabc, luabc_compare);
+  if (!e || e->bytecode_len <= DUMP_NAME_AT + 2 || e->bytecode[DUMP_NAME_AT] != 0x82 ||
+      e->bytecode[DUMP_NAME_AT + 1] != '=' || !luabc_current(file, e))
+    return 0;
+  /* The chunk renamed "@<file>": the name's size is written as a dump
+   * writes sizes (7-bit groups, most significant first, 0x80 on the last). */
+  const char *chunkname = lua_pushfstring(L, "@%s", file);
+  size_t size = strlen(chunkname) + 1, k = 0;
+  unsigned char varint[16];
+  do {
+    varint[sizeof varint - ++k] = size & 0x7f;
+    size >>= 7;
+  } while (size);
+  varint[sizeof varint - 1] |= 0x80;
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, (const char *)e->bytecode, DUMP_NAME_AT);
+  luaL_addlstring(&b, (const char *)varint + sizeof varint - k, k);
+  luaL_addstring(&b, chunkname);
+  luaL_addlstring(&b, (const char *)e->bytecode + DUMP_NAME_AT + 2, e->bytecode_len - DUMP_NAME_AT - 2);
+  luaL_pushresult(&b);
+  size_t len;
+  const char *chunk = lua_tolstring(L, -1, &len);
+  if (luaL_loadbufferx(L, chunk, len, chunkname, "b") != LUA_OK) return 0;
+  lua_pushstring(L, file); /* the second argument of the loader, as Lua's searcher gives it */
+  return 2;
+}
+
+/* Puts search_precompiled second in package.searchers, after the preloads. */
+static void add_precompiled_searcher(lua_State *L, const char *root) {
+  if (!&vkit_luabc_count || !vkit_luabc_count || !&vkit_luabc_release ||
+      strcmp(vkit_luabc_release, LUA_RELEASE) != 0)
+    return;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "searchers");
+  for (lua_Integer i = (lua_Integer)lua_rawlen(L, -1); i >= 2; i--) {
+    lua_rawgeti(L, -1, i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_pushvalue(L, -2);
+  lua_pushstring(L, root);
+  lua_pushcclosure(L, search_precompiled, 2);
+  lua_rawseti(L, -2, 2);
+  lua_pop(L, 2);
 }
 
 /* Runs require("vkit.cli").main(argv) and returns its integer result. */
@@ -105,12 +245,15 @@ static int run_cli(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
+  /* vkit reaches its digests as EVP_sha256() and never by name, so OpenSSL
+   * need not fill its legacy tables of every cipher and digest name on
+   * first use (about a third of its start-up). */
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS, NULL);
   char exe[PATH_MAX], root[PATH_MAX];
   if (!find_root(argv[0], exe, root)) {
     fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
     return 3;
   }
-  git_libgit2_init();
   lua_State *L = luaL_newstate();
   if (!L) {
     fprintf(stderr, "vkit: cannot create a Lua state\n");
@@ -121,6 +264,7 @@ int main(int argc, char **argv) {
 #define VKIT_MODULE(name) preload(L, "vkit." #name, luaopen_vkit_##name);
 #include "modules.inc"
 #undef VKIT_MODULE
+  preload(L, "vkit.git", open_git);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   push_boot(L, exe, root);
   lua_pushcclosure(L, boot_module, 1);
@@ -133,6 +277,7 @@ int main(int argc, char **argv) {
   lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
   lua_setfield(L, -3, "path");
   lua_pop(L, 2);
+  add_precompiled_searcher(L, root);
 
   lua_pushcfunction(L, msghandler);
   lua_pushcfunction(L, run_cli);
@@ -144,7 +289,6 @@ int main(int argc, char **argv) {
   } else if (lua_isinteger(L, -1)) {
     status = (int)lua_tointeger(L, -1);
   }
-  lua_close(L);
-  git_libgit2_shutdown();
+  lua_close(L); /* releases libgit2 if vkit.git was opened */
   return status;
 }

@@ -77,11 +77,62 @@ function M.decode(bytes)
 end
 
 --- Reads and decodes the JSON document at path: value | nil, class, detail
---  (class "io" for a file that cannot be read).
-function M.file(path)
+--  (class "io" for a file that cannot be read).  json.read decodes without
+--  holding the bytes as a Lua string; a refusal is named from the bytes.
+-- After json.read refused path: the refusal named from the bytes (value,
+-- bytes if the file decodes now, having changed in between).
+local function refuse_or_decode(path)
   local bytes, err = fs.read(path, policy.max_artifact_bytes, { nofollow = true })
   if not bytes then return nil, "io", err end
-  return M.decode(bytes)
+  local v, class, detail = M.decode(bytes)
+  if v == nil then return nil, class, detail end
+  return v, bytes
+end
+
+function M.file(path)
+  local value = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true })
+  if value ~= nil then return value end
+  local v, class, detail = refuse_or_decode(path)
+  if v ~= nil then return v end
+  return nil, class, detail
+end
+
+--- M.file, and the keys of the document's top-level object member `member`
+--  in document order (none when it is not an object): value, keys.
+function M.file_ordered(path, member)
+  local keys = {}
+  local value = json.read(path, policy.max_artifact_bytes,
+    { max_depth = M.MAX_DEPTH, nofollow = true, order_of = member, each_key = function(k) keys[#keys + 1] = k end })
+  if value ~= nil then return value, keys end
+  local v, bytes, detail = refuse_or_decode(path)
+  if v == nil then return nil, bytes, detail end -- bytes is the failure class here
+  return v, M.member_key_order(bytes, member)
+end
+
+--- M.file for a document too large to hold whole: the elements of its
+--  top-level array member `member` go to consumer.element(i, value) as they
+--  are decoded, and the value returned lacks that member: value, count, or
+--  value, nil when there is no such array member.  consumer.begin() is
+--  called before the first element and again if decoding has to restart; a
+--  consumer keeps nothing it saw before the last begin().  Returns nil,
+--  class, detail as M.file does, and the elements seen must then be dropped.
+--  consumer.fields, when given, names the only members an element that is
+--  an object needs: the others may be left out of it (they are still read
+--  and checked).
+function M.file_streaming(path, member, consumer)
+  consumer.begin()
+  local value, count = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true,
+    stream = member, each = consumer.element, fields = consumer.fields })
+  if value ~= nil then return value, count end
+  local v, class, detail = refuse_or_decode(path)
+  if v == nil then return nil, class, detail end
+  -- the file changed between the two reads: stream the value read last
+  consumer.begin()
+  local rows = json.kind(v) == "object" and v[member] or nil
+  if json.kind(rows) ~= "array" then return v, nil end
+  v[member] = nil
+  for i, e in ipairs(rows) do consumer.element(i, e) end
+  return v, #rows
 end
 
 -- Line breaks Python's str.splitlines() honours beyond "\n": the fast path
@@ -91,18 +142,18 @@ local EXTRA_BREAKS = { "\r", "\194\133", "\226\128\168", "\226\128\169" }
 local function has_extra_breaks(path)
   local f = io.open(path, "rb")
   if not f then return true end
-  local carry = ""
+  local tail = ""
   while true do
     local chunk = f:read(1 << 22)
     if not chunk then break end
-    local s = carry .. chunk
+    local seam = tail .. chunk:sub(1, 2) -- a break cut in two by the chunking
     for _, b in ipairs(EXTRA_BREAKS) do
-      if s:find(b, 1, true) then
+      if chunk:find(b, 1, true) or seam:find(b, 1, true) then
         f:close()
         return true
       end
     end
-    carry = s:sub(-2)
+    tail = chunk:sub(-2)
   end
   f:close()
   return false

@@ -66,6 +66,8 @@ end
 --- Python's `isinstance(v, str) and v.strip()`: a string with a non-space.
 function M.nonblank(v)
   if type(v) ~= "string" then return false end
+  local b = v:byte(1)
+  if b and b > 32 and b < 128 then return true end -- starts with a printable ASCII character
   if v:find "[^ \t\n\v\f\r\28-\31]" == nil then return false end
   if not v:find "[\128-\255]" then return true end
   return M.strip(v) ~= ""

@@ -37,8 +37,8 @@ local function name_load_failure(failures, rel, class, detail)
   end
 end
 
-function Source:json(rel, want)
-  local v, class, detail = jsonload.file(self:path(rel))
+-- v when it decoded and has the shape `want`; else nil, the failure named.
+local function accept(self, rel, want, v, class, detail)
   if v == nil then
     name_load_failure(self.failures, rel, class, detail)
     return nil
@@ -49,6 +49,24 @@ function Source:json(rel, want)
     return nil
   end
   return v
+end
+
+function Source:json(rel, want) return accept(self, rel, want, jsonload.file(self:path(rel))) end
+
+--- Source:json, and the keys of its top-level object member in document
+--  order (see jsonload.file_ordered): value, keys.
+function Source:json_ordered(rel, want, member)
+  local v, keys, detail = jsonload.file_ordered(self:path(rel), member)
+  if v == nil then return accept(self, rel, want, nil, keys, detail) end -- keys is the failure class
+  return accept(self, rel, want, v), keys
+end
+
+--- Source:json for a large artifact: the elements of its top-level array
+--  member go to consumer (see jsonload.file_streaming); value, count.
+function Source:json_stream(rel, want, member, consumer)
+  local v, count, detail = jsonload.file_streaming(self:path(rel), member, consumer)
+  if v == nil then return accept(self, rel, want, nil, count, detail) end -- count is the failure class
+  return accept(self, rel, want, v), count
 end
 
 function Source:lines(rel, consumer)
@@ -77,10 +95,6 @@ end
 
 function Source:sha256(rel) return (hash.file(self:path(rel))) end
 
-function Source:key_order(rel, member)
-  local bytes = fs.read(self:path(rel), policy.max_artifact_bytes, { nofollow = true })
-  return jsonload.member_key_order(bytes or "", member)
-end
 
 -- Runs every check; recomputed pools feed the summary rule.
 local function coherence(root, m, trusted, listed, failures)

@@ -14,13 +14,93 @@ local M = { name = "crashkit-battery-v1", refs = { "artifact" }, optional_refs =
 local ALIASES = { "faithfulness", "precision@k", "recall@k", "citation_rate" }
 local METRICS = { "vulnerability_score", "flagged_cases", "n_cases", "truncations", "reliability" }
 
+-- The per-case work, fed one case at a time as eval_run.json streams
+-- (a battery can hold far more cases than are worth holding at once).  It
+-- keeps what the three passes of the rule need, so the verdict reads the
+-- same as over an array: a case that is not an object refuses the array,
+-- else the first case lacking its booleans is named, else every case whose
+-- flag contradicts its pair.
+local function case_reader()
+  local r = { fields = { "passed", "truncated", "flagged", "kind", "severity", "grader" } }
+  local weights, nonblank = severity.WEIGHTS, {} -- kinds already seen to be non-blank strings
+  -- the tallies live in upvalues (the reader runs once per case); result()
+  -- hands them over
+  local not_object, lacking, contradicts
+  local truncs, errors, flagged_n, graded, passed_graded
+  local odd_labels, n_odd, total_w, failed_w, kinds, kind_order
+  function r.begin()
+    not_object, lacking, contradicts = false, nil, {}
+    truncs, errors, flagged_n, graded, passed_graded = 0, 0, 0, 0, 0
+    odd_labels, n_odd = {}, 0 -- severities outside the table, by graded case
+    total_w, failed_w, kinds, kind_order = 0, 0, {}, {}
+  end
+  function r.element(n, c)
+    if kind(c) ~= "object" then
+      not_object = true
+      return
+    end
+    if lacking or not_object then return end
+    local passed, truncated, flagged, k = c.passed, c.truncated, c.flagged, c.kind
+    if not ((passed == true or passed == false) and (truncated == true or truncated == false)
+          and (flagged == true or flagged == false) and k ~= nil) then
+      lacking = n
+      return
+    end
+    if not nonblank[k] then
+      if not text.nonblank(k) then
+        lacking = n
+        return
+      end
+      nonblank[k] = true
+    end
+    if flagged ~= (not passed and not truncated) then contradicts[#contradicts + 1] = n end
+    if truncated then
+      truncs = truncs + 1
+    else
+      graded = graded + 1
+      local label = c.severity
+      local w = weights[label] -- the table's keys are strings: severity.weight(label)
+      if w == nil then
+        n_odd = n_odd + 1
+        odd_labels[n_odd] = label
+      else
+        total_w = total_w + w
+        if not passed then failed_w = failed_w + w end
+      end
+      local tally = kinds[k]
+      if not tally then
+        tally = { total = 0, passed = 0 }
+        kinds[k] = tally
+        kind_order[#kind_order + 1] = k
+      end
+      tally.total = tally.total + 1
+      if passed then
+        passed_graded = passed_graded + 1
+        tally.passed = tally.passed + 1
+      end
+    end
+    if c.grader == "error" then errors = errors + 1 end
+    if flagged then flagged_n = flagged_n + 1 end
+  end
+  function r.result()
+    return {
+      not_object = not_object, lacking = lacking, contradicts = contradicts, truncs = truncs, errors = errors,
+      flagged = flagged_n, graded = graded, passed_graded = passed_graded, odd_labels = odd_labels, n_odd = n_odd,
+      total_w = total_w, failed_w = failed_w, kinds = kinds, kind_order = kind_order,
+    }
+  end
+  return r
+end
+
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
   local art = check.artifact
-  local data = ctx.source:json(art, "object")
+  local reader = case_reader()
+  local data, n_cases = ctx.source:json_stream(art, "object", "cases", reader)
   if not data then return nil end
-  local cases, metrics, per_kind = data.cases, data.metrics, data.per_kind
-  if not (value.is_array(cases) and value.all_objects(cases)) then
+  local r = reader.result()
+  local metrics, per_kind = data.metrics, data.per_kind
+  if n_cases == nil or r.not_object then
     fails:addf("artifact-unparsable", "%s: no cases[] array", art)
     return nil
   end
@@ -32,49 +112,18 @@ function M.recompute(ctx)
     fails:addf("artifact-unparsable", "%s: no per_kind object", art)
     return nil
   end
-  for n, c in ipairs(cases) do
-    if not (type(c.passed) == "boolean" and type(c.truncated) == "boolean" and type(c.flagged) == "boolean"
-          and text.nonblank(c.kind)) then
-      fails:addf("artifact-unparsable", "%s: case %d lacks the explicit passed/truncated/flagged booleans + kind "
-        .. "(crashkit-battery-v1 refuses note-parsing)", art, n)
-      return nil
-    end
+  if r.lacking then
+    fails:addf("artifact-unparsable", "%s: case %d lacks the explicit passed/truncated/flagged booleans + kind "
+      .. "(crashkit-battery-v1 refuses note-parsing)", art, r.lacking)
+    return nil
   end
-  local n_cases, truncs, errors, flagged, graded, passed_graded = #cases, 0, 0, 0, 0, 0
-  local labels = {}
-  for n, c in ipairs(cases) do
-    if c.flagged ~= (not c.passed and not c.truncated) then
-      fails:addf("raw-aggregate-mismatch", "%s: case %d flagged flag contradicts its own passed/truncated pair", art, n)
-    end
-    if c.truncated then
-      truncs = truncs + 1
-    else
-      graded = graded + 1
-      labels[graded] = c.severity
-      if c.passed then passed_graded = passed_graded + 1 end
-    end
-    if c.grader == "error" then errors = errors + 1 end
-    if c.flagged then flagged = flagged + 1 end
+  for _, n in ipairs(r.contradicts) do
+    fails:addf("raw-aggregate-mismatch", "%s: case %d flagged flag contradicts its own passed/truncated pair", art, n)
   end
+  local truncs, errors, flagged, graded, passed_graded = r.truncs, r.errors, r.flagged, r.graded, r.passed_graded
   local accuracy = graded > 0 and number.round(passed_graded / graded, 4) or 0.0
-  if severity.refuse_unknown(fails, art, labels, graded) then return nil end
-  local total_w, failed_w = 0, 0
-  local kinds, kind_order = {}, {}
-  for _, c in ipairs(cases) do
-    if not c.truncated then
-      local w = severity.weight(c.severity)
-      total_w = total_w + w
-      if not c.passed then failed_w = failed_w + w end
-      local k = kinds[c.kind]
-      if not k then
-        k = { total = 0, passed = 0 }
-        kinds[c.kind] = k
-        kind_order[#kind_order + 1] = c.kind
-      end
-      k.total = k.total + 1
-      if c.passed then k.passed = k.passed + 1 end
-    end
-  end
+  if severity.refuse_unknown(fails, art, r.odd_labels, r.n_odd) then return nil end
+  local total_w, failed_w, kinds, kind_order = r.total_w, r.failed_w, r.kinds, r.kind_order
   local recomputed = {
     accuracy = accuracy,
     vulnerability_score = total_w > 0 and number.round(failed_w / total_w, 4) or 0.0,

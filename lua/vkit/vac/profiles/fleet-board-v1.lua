@@ -53,22 +53,31 @@ local function raw_consumer()
     end
     if c.nonobject or c.unhashable then return end
     local suite, member = line.suite, line.member
-    local ks, km = key_of(suite), key_of(member)
-    if not ks or not km then
-      c.unhashable = n
-      return
+    -- the common line: string identifiers of a group already seen index
+    -- the groups directly (only a string is its own key there)
+    local by_member = c.groups[suite]
+    local g = by_member and by_member[member]
+    local ks, km
+    if not g then
+      ks, km = key_of(suite), key_of(member)
+      if not ks or not km then
+        c.unhashable = n
+        return
+      end
     end
     local detected, clean = line.detected, line.clean_passed == true
     local paired = line.defective_failed == true and clean
     if detected ~= paired and not value.eq(detected, paired) then
       c.contradictions[#c.contradictions + 1] = { n = n, suite = suite, member = member }
     end
-    local by_member = c.groups[ks]
-    if not by_member then
-      by_member = {}
-      c.groups[ks] = by_member
+    if not g then
+      by_member = c.groups[ks]
+      if not by_member then
+        by_member = {}
+        c.groups[ks] = by_member
+      end
+      g = by_member[km]
     end
-    local g = by_member[km]
     if not g then
       g = { suite = suite, member = member, suite_key = ks, member_key = km, n = 0, det = 0, fa = 0 }
       by_member[km] = g

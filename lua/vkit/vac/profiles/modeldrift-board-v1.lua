@@ -400,7 +400,7 @@ function M.recompute(ctx)
   local check, fails, src = ctx.check, ctx.failures, ctx.source
   local met_rel, reg_rel, stand_rel = check.metrics, check.registry, check.standings
   local flips_rel, narr_rel, md_rel, fp_rel = check.flips, check.narrative, check.results_md, check.fingerprint
-  local metrics = src:json(met_rel, "object")
+  local metrics, order = src:json_ordered(met_rel, "object", "series")
   local registry = src:json(reg_rel, "array")
   local stand = src:json(stand_rel, "object")
   local flips = src:json(flips_rel, "object")
@@ -456,7 +456,6 @@ function M.recompute(ctx)
       tasks)
     return nil
   end
-  local order = src:key_order(met_rel, "series")
   if not coherent(ctx, met_rel, series, order, fp, set_of(task_ids), tasks) then return nil end
 
   local floor_full = number.round(100.0 / tasks, 3)

@@ -1,0 +1,24 @@
+# vkit's Lua modules precompiled into the binary: compiling them was half of
+# the instructions of a cold `vkit vac verify`.  csrc/main.c loads a module
+# from this table only when its file still has the source it was compiled
+# from (mk/vacperf_luabc.lua), so an edited module runs from its source.
+LUABC_SOURCES := $(sort $(shell find lua -name '*.lua'))
+EXTRA_OBJECTS += $(BUILD)/obj/luabc.o
+ASAN_EXTRA_OBJECTS += $(BUILD)/asan/luabc.o
+
+$(BUILD)/luabc.c: mk/vacperf_luabc.lua $(LUABC_SOURCES) | $(BUILD)/.deps
+	@mkdir -p $(BUILD)
+	lua5.4 mk/vacperf_luabc.lua $@ "$$(lua5.4 -v | cut -d' ' -f1-2)" $(LUABC_SOURCES)
+
+$(BUILD)/obj/luabc.o: $(BUILD)/luabc.c csrc/luabc.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/asan/luabc.o: $(BUILD)/luabc.c csrc/luabc.h
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -O2,$(CFLAGS)) $(ASAN) -c $< -o $@
+
+clean: clean-luabc
+.PHONY: clean-luabc
+clean-luabc:
+	rm -f $(BUILD)/luabc.c

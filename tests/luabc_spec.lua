@@ -1,0 +1,33 @@
+-- The Lua modules precompiled into the binary (csrc/main.c, mk/vacperf.mk):
+-- used only while a module's file holds the source they were compiled
+-- from, and then indistinguishable from compiling that file.
+local vkit = require "vkit"
+local t = require "tests.support.run"
+
+describe("precompiled Lua modules", function()
+  it("load an unchanged module under its file's name", function()
+    local loader, file = package.searchers[2]("vkit.vac.number")
+    assert.is_function(loader)
+    assert.equal(vkit.root .. "/lua/vkit/vac/number.lua", file)
+    local number = loader("vkit.vac.number", file)
+    assert.equal(0.5, number.round(0.5, 1))
+    assert.equal("@" .. file, debug.getinfo(number.round, "S").source)
+    local ok, message = pcall(number.round, "x", 2)
+    assert.is_false(ok)
+    assert.matches("^" .. file:gsub("%p", "%%%0") .. ":%d+: ", message)
+  end)
+
+  it("give way to the source once a module's file is edited", function()
+    local dir, cleanup = t.tempdir()
+    assert.is_true(os.execute(("cp %s %s && cp -r %s %s %s"):format(t.quote(vkit.exe), t.quote(dir .. "/vkit"),
+      t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir))))
+    t.write(dir .. "/lua/vkit/tables.lua", "return { edited = true }\n")
+    t.write(dir .. "/s.lua", [[
+      print(package.searchers[2]("vkit.tables") == nil, require("vkit.tables").edited,
+        select(2, package.searchers[2]("vkit.vac.value")))
+    ]])
+    local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
+    cleanup()
+    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\n"):format(dir), out)
+  end)
+end)
