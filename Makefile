@@ -15,11 +15,27 @@ PKGS     := lua5.4 libcrypto libgit2
 CFLAGS   ?= -O2
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
             -fno-strict-aliasing -I$(BUILD) -Icsrc
-LDLIBS   += -l:liblua5.4-cjson.a -lreadline -lz -lm -ldl
+LDLIBS   += -l:liblua5.4-cjson.a -lz -lm -ldl
+
+# Shared modules: vkit.<name>, built from csrc/<name>.c and csrc/<name>_*.c
+# into $(BUILD)/lib/vkit_<name>.so (./vkit-asan: $(BUILD)/asan-lib/) with
+# the libraries SHARED_LIBS_<name>, which csrc/main.c loads when the module
+# is first required: linked into vkit, libgit2's dependency tree (mbedTLS,
+# krb5, libssh2, pcre2...) and readline's (the REPL's alone) cost every
+# command milliseconds at exec.  An object resolves the Lua API and the
+# vkit_* helpers from the executable (linked with -Wl,-E) and exports only
+# its luaopen_vkit_<name>.  `make install` puts them in PREFIX/lib/vkit.
+SHARED_MODULES := git term
+SHARED_LIBS_git = $(shell pkg-config --libs libgit2)
+SHARED_LIBS_term = -lreadline
+shared_sources = $(wildcard csrc/$(1).c csrc/$(1)_*.c)
 
 SOURCES  := $(wildcard csrc/*.c)
-OBJECTS  := $(SOURCES:csrc/%.c=$(BUILD)/obj/%.o)
-ASAN_OBJ := $(SOURCES:csrc/%.c=$(BUILD)/asan/%.o)
+CORE_SOURCES := $(filter-out $(foreach m,$(SHARED_MODULES),$(call shared_sources,$(m))),$(SOURCES))
+OBJECTS  := $(CORE_SOURCES:csrc/%.c=$(BUILD)/obj/%.o)
+ASAN_OBJ := $(CORE_SOURCES:csrc/%.c=$(BUILD)/asan/%.o)
+SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/lib/vkit_%.so)
+ASAN_SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/asan-lib/vkit_%.so)
 ASAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 
 .PHONY: all deps test sanitize sanitize-build demo bench install clean
@@ -40,10 +56,12 @@ $(BUILD)/.deps: scripts/debian-packages scripts/deps
 deps: $(BUILD)/.deps
 
 # Every C module defines `int luaopen_vkit_<name>(lua_State *L)`; main.c
-# preloads each one as `vkit.<name>` from this generated list.
-$(BUILD)/modules.inc: $(SOURCES) | $(BUILD)/.deps
+# preloads each one as `vkit.<name>` from this generated list, linked in
+# (VKIT_MODULE) or loaded from its shared object (VKIT_SHARED_MODULE).
+$(BUILD)/modules.inc: $(CORE_SOURCES) Makefile | $(BUILD)/.deps
 	@mkdir -p $(BUILD)
-	@grep -ho '^int luaopen_vkit_[a-z_0-9]*' $(SOURCES) | sed 's/^int luaopen_vkit_\(.*\)/VKIT_MODULE(\1)/' | sort > $@.tmp
+	@{ grep -ho '^int luaopen_vkit_[a-z_0-9]*' $(CORE_SOURCES) | sed 's/^int luaopen_vkit_\(.*\)/VKIT_MODULE(\1)/'; \
+	  for m in $(SHARED_MODULES); do echo "VKIT_SHARED_MODULE($$m)"; done; } | sort > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
 $(BUILD)/obj/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc | $(BUILD)/.deps
@@ -54,11 +72,34 @@ $(BUILD)/asan/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -O2,$(CFLAGS)) $(ASAN) $(shell pkg-config --cflags $(PKGS)) -c $< -o $@
 
-vkit: $(OBJECTS) $(EXTRA_OBJECTS)
-	$(CC) $(LDFLAGS) -Wl,-E -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(shell pkg-config --libs $(PKGS)) $(EXTRA_LDLIBS) $(LDLIBS)
+$(BUILD)/pic/%.o: csrc/%.c csrc/*.h | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden $(shell pkg-config --cflags $(PKGS)) -c $< -o $@
 
-vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS)
-	$(CC) $(LDFLAGS) $(ASAN) -Wl,-E -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(shell pkg-config --libs $(PKGS)) $(EXTRA_LDLIBS) $(LDLIBS)
+$(BUILD)/asan-pic/%.o: csrc/%.c csrc/*.h | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -O2,$(CFLAGS)) $(ASAN) -fPIC -fvisibility=hidden $(shell pkg-config --cflags $(PKGS)) -c $< -o $@
+
+define shared_module
+$(BUILD)/lib/vkit_$(1).so: $(patsubst csrc/%.c,$(BUILD)/pic/%.o,$(call shared_sources,$(1)))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) -shared -o $$@ $$^ $$(SHARED_LIBS_$(1))
+
+$(BUILD)/asan-lib/vkit_$(1).so: $(patsubst csrc/%.c,$(BUILD)/asan-pic/%.o,$(call shared_sources,$(1)))
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) $$(ASAN) -shared -o $$@ $$^ $$(SHARED_LIBS_$(1))
+endef
+$(foreach m,$(SHARED_MODULES),$(eval $(call shared_module,$(m))))
+
+# main.c finds the shared objects of a build tree in <root>/<this directory>.
+$(BUILD)/obj/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/lib"'
+$(BUILD)/asan/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/asan-lib"'
+
+vkit: $(OBJECTS) $(EXTRA_OBJECTS) $(SHARED_OBJECTS)
+	$(CC) $(LDFLAGS) -Wl,-E -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(shell pkg-config --libs lua5.4 libcrypto) $(EXTRA_LDLIBS) $(LDLIBS)
+
+vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(ASAN_SHARED_OBJECTS)
+	$(CC) $(LDFLAGS) $(ASAN) -Wl,-E -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(shell pkg-config --libs lua5.4 libcrypto) $(EXTRA_LDLIBS) $(LDLIBS)
 
 # The one test command (README, CI): Busted through vkit, closing with
 # a plain "N passed, N failed" line; non-zero exit on any failure or error.
@@ -79,10 +120,12 @@ bench: vkit
 	@for b in bench/*.lua; do echo "== $$b"; ./vkit script $$b || exit 1; done
 
 install: vkit
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vkit
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vkit $(DESTDIR)$(PREFIX)/lib/vkit
 	install -m 0755 vkit $(DESTDIR)$(PREFIX)/bin/vkit
+	install -m 0644 $(SHARED_OBJECTS) $(DESTDIR)$(PREFIX)/lib/vkit/
 	rm -rf $(DESTDIR)$(PREFIX)/share/vkit/lua $(DESTDIR)$(PREFIX)/share/vkit/policies
 	cp -R lua policies $(DESTDIR)$(PREFIX)/share/vkit/
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/modules.inc vkit vkit-asan
+	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/pic $(BUILD)/asan-pic $(BUILD)/lib $(BUILD)/asan-lib \
+	  $(BUILD)/modules.inc vkit vkit-asan

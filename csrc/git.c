@@ -34,16 +34,6 @@
 
 int luaopen_vkit_json(lua_State *L);
 
-/* LeakSanitizer reads this from the executable (it is inert otherwise).
- * libgit2 1.5's pcre2 regexp wrapper never frees the match data of a
- * non-match, and git_repository_open_ext matches every config key of a
- * repository with repositoryformatversion 1 against "^extensions\.", so
- * opening such a repository leaks inside pcre2.  pcre2 has no other user in
- * vkit, so only its allocations are suppressed (by module: its frames have
- * no symbols for the default fast unwinder). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) { return "leak:libpcre2-8.so\n"; }
-
 /* ---- failures ------------------------------------------------------------ */
 
 void gitfail_set(GitFail *f, const char *code, const char *fmt, ...) {
@@ -664,7 +654,41 @@ static const luaL_Reg git_funcs[] = {
     {"inventory_digest", git_inventory_digest_lua},
     {NULL, NULL}};
 
+/*
+ * libgit2 is initialised when vkit.git is first opened, not at start: its
+ * initialisation parses the system CA bundle (about half the instructions of
+ * a cold `vkit vac verify`), which every command that never touches Git
+ * would otherwise pay.  libgit2 counts its initialisations; each Lua state
+ * holds one, in a registry sentinel whose __gc releases it when the state
+ * closes.  Repository handles can only be made after the sentinel, and Lua
+ * 5.4 runs finalizers at close in reverse order of marking, so every handle
+ * is freed before libgit2 shuts down.
+ */
+#define LIBGIT2_SENTINEL "vkit.libgit2"
+
+static int libgit2_release(lua_State *L) {
+  git_libgit2_shutdown();
+  return 0;
+}
+
+static void hold_libgit2(lua_State *L) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL) == LUA_TNIL) {
+    if (git_libgit2_init() < 0) {
+      const git_error *e = git_error_last();
+      luaL_error(L, "cannot initialise libgit2: %s", e ? e->message : "unknown error");
+    }
+    lua_newuserdatauv(L, 0, 0);
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, libgit2_release);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL);
+  }
+  lua_pop(L, 1);
+}
+
 int luaopen_vkit_git(lua_State *L) {
+  hold_libgit2(L);
   /* Arrays returned here carry vkit.json's array metatable so that empty
    * ones still encode as []. */
   luaL_requiref(L, "vkit.json", luaopen_vkit_json, 0);

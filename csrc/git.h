@@ -2,6 +2,10 @@
  * git.h: what the vkit.git source files (git.c, git_tree.c, git_capture.c,
  * git_write.c) share.  Only git.c registers the module (luaopen_vkit_git);
  * the others contribute methods through the functions declared here.
+ *
+ * These files build vkit_git.so (see the Makefile), compiled with
+ * -fvisibility=hidden: luaopen_vkit_git is its one exported symbol; the
+ * names below stay inside the object (several look like libgit2's own).
  */
 #ifndef VKIT_GIT_H
 #define VKIT_GIT_H
@@ -10,6 +14,8 @@
 
 #include <git2.h>
 #include <stdarg.h>
+
+__attribute__((visibility("default"))) int luaopen_vkit_git(lua_State *L);
 
 #define GIT_REPO_MT "vkit.git.repo"
 #define GIT_INVENTORY_MT "vkit.git.inventory"

@@ -239,14 +239,7 @@ static int inventory_gc(lua_State *L) {
 }
 
 GitInventory *git_newinventory(lua_State *L) {
-  GitInventory *inv = lua_newuserdatauv(L, sizeof *inv, 0);
-  memset(inv, 0, sizeof *inv);
-  if (luaL_newmetatable(L, GIT_INVENTORY_MT)) {
-    lua_pushcfunction(L, inventory_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_setmetatable(L, -2);
-  return inv;
+  return vkit_newgcdata(L, sizeof(GitInventory), GIT_INVENTORY_MT, inventory_gc);
 }
 
 int git_inventory_add(GitInventory *inv, const char *path, size_t len, unsigned mode,

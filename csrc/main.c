@@ -7,12 +7,14 @@
  *
  * The library root is the executable's own directory when it holds
  * lua/vkit/init.lua (a build tree), else <exe dir>/../share/vkit (an
- * installed tree), so vkit works from any working directory.
+ * installed tree), so vkit works from any working directory.  vkit.git and
+ * vkit.term are shared objects (find_root says where), loaded on first
+ * require.
  */
 #include "vkit.h"
 
+#include <dlfcn.h>
 #include <endian.h>
-#include <git2.h>
 #include <limits.h>
 #include <lualib.h>
 #include <openssl/crypto.h>
@@ -25,8 +27,10 @@
 #include "luabc.h"
 
 #define VKIT_MODULE(name) int luaopen_vkit_##name(lua_State *L);
+#define VKIT_SHARED_MODULE(name)
 #include "modules.inc"
 #undef VKIT_MODULE
+#undef VKIT_SHARED_MODULE
 
 static void preload(lua_State *L, const char *name, lua_CFunction open) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
@@ -41,8 +45,18 @@ static int file_exists(const char *dir, const char *rel) {
   return access(path, R_OK) == 0;
 }
 
-/* Fills exe and root; returns 0 when the library cannot be found. */
-static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX]) {
+/* The directory of the shared modules in a build tree, relative to the
+ * root (the Makefile gives ./vkit and ./vkit-asan each their own). */
+#ifndef VKIT_SHARED_BUILD_DIR
+#define VKIT_SHARED_BUILD_DIR "build/lib"
+#endif
+
+/* Fills exe, root and lib (the directory of the shared modules:
+ * <root>/VKIT_SHARED_BUILD_DIR in a build tree, <exe dir>/../lib/vkit when
+ * installed, where `make install` puts them); returns 0 when the library
+ * cannot be found. */
+static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
+                     char lib[PATH_MAX]) {
   if (!realpath("/proc/self/exe", exe) && !realpath(argv0, exe)) return 0;
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", exe);
@@ -51,66 +65,115 @@ static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX])
   *slash = '\0';
   if (file_exists(dir, "lua/vkit/init.lua")) {
     snprintf(root, PATH_MAX, "%s", dir);
-    return 1;
+    return snprintf(lib, PATH_MAX, "%s/" VKIT_SHARED_BUILD_DIR, dir) < PATH_MAX;
   }
   char installed[PATH_MAX];
-  if (snprintf(installed, sizeof installed, "%s/../share/vkit", dir) >= (int)sizeof installed)
+  if (snprintf(installed, sizeof installed, "%s/../share/vkit", dir) >= (int)sizeof installed ||
+      snprintf(lib, PATH_MAX, "%s/../lib/vkit", dir) >= PATH_MAX)
     return 0;
   return realpath(installed, root) && file_exists(root, "lua/vkit/init.lua");
 }
 
-/* `vkit.boot`: facts only the host knows, read by lua/vkit/init.lua. */
-static void push_boot(lua_State *L, const char *exe, const char *root) {
+/*
+ * Shared modules.  vkit.git (with libgit2) and vkit.term (with readline)
+ * are shared objects loaded when first required: linked into the
+ * executable, their libraries made every command load their dependency
+ * trees at exec (mbedTLS, krb5, libssh2, pcre2, ncurses...: milliseconds,
+ * more than a whole `vkit vac verify`).  RTLD_NOW makes an object built for
+ * another vkit fail here, its missing symbol named, not later; RTLD_LOCAL
+ * keeps their libraries out of the global namespace.  An object is never
+ * closed (libgit2 keeps process-wide state until exit); dlopen counts
+ * references, so each load after the first is a lookup, and nothing is kept
+ * outside the Lua state.  Raises, naming the module and the object, when
+ * the object cannot be loaded or lacks the symbol.
+ */
+static void *shared_symbol(lua_State *L, const char *lib, const char *module, const char *name) {
+  const char *path = lua_pushfstring(L, "%s/vkit_%s.so", lib, module);
+  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) luaL_error(L, "vkit.%s is unavailable: %s", module, dlerror());
+  void *symbol = dlsym(handle, name);
+  if (!symbol) luaL_error(L, "vkit.%s is unavailable: %s does not define %s", module, path, name);
+  lua_pop(L, 1);
+  return symbol;
+}
+
+/* The preload of a shared module; upvalues: the directory, the module's
+ * short name.  vkit.git initialises libgit2 itself (csrc/git.c). */
+static int open_shared(lua_State *L) {
+  const char *module = lua_tostring(L, lua_upvalueindex(2));
+  lua_CFunction open = (lua_CFunction)shared_symbol(L, lua_tostring(L, lua_upvalueindex(1)), module,
+                                                    lua_pushfstring(L, "luaopen_vkit_%s", module));
+  lua_pop(L, 1);
+  return open(L);
+}
+
+static void preload_shared(lua_State *L, const char *lib, const char *module) {
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushfstring(L, "vkit.%s", module);
+  lua_pushstring(L, lib);
+  lua_pushstring(L, module);
+  lua_pushcclosure(L, open_shared, 2);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+/* vkit.boot.libgit2, computed when first read (by `vkit version` and
+ * lua/vkit/init.lua), so that commands that never read it never load
+ * libgit2.  Upvalue 1 is the directory of the shared modules. */
+static int boot_index(lua_State *L) {
+  if (strcmp(luaL_checkstring(L, 2), "libgit2") != 0) return 0;
   int major, minor, rev;
-  git_libgit2_version(&major, &minor, &rev);
+  void (*version)(int *, int *, int *) = (void (*)(int *, int *, int *))shared_symbol(
+      L, lua_tostring(L, lua_upvalueindex(1)), "git", "git_libgit2_version");
+  version(&major, &minor, &rev);
+  lua_pushfstring(L, "%d.%d.%d", major, minor, rev);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, 1, "libgit2");
+  return 1;
+}
+
+/* `vkit.boot`: facts only the host knows, read by lua/vkit/init.lua: exe,
+ * root, lib (the shared modules' directory), shared (their short names),
+ * version, lua, openssl and, when first read, libgit2. */
+static void push_boot(lua_State *L, const char *exe, const char *root, const char *lib) {
   lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, lib);
+  lua_pushcclosure(L, boot_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
   lua_pushstring(L, exe);
   lua_setfield(L, -2, "exe");
   lua_pushstring(L, root);
   lua_setfield(L, -2, "root");
+  lua_pushstring(L, lib);
+  lua_setfield(L, -2, "lib");
+  lua_newtable(L); /* the short names of the shared modules, in lib */
+#define VKIT_MODULE(name)
+#define VKIT_SHARED_MODULE(name) \
+  lua_pushliteral(L, #name);     \
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+#include "modules.inc"
+#undef VKIT_MODULE
+#undef VKIT_SHARED_MODULE
+  lua_setfield(L, -2, "shared");
   lua_pushstring(L, VKIT_VERSION);
   lua_setfield(L, -2, "version");
   lua_pushstring(L, LUA_RELEASE);
   lua_setfield(L, -2, "lua");
   lua_pushstring(L, OpenSSL_version(OPENSSL_VERSION));
   lua_setfield(L, -2, "openssl");
-  lua_pushfstring(L, "%d.%d.%d", major, minor, rev);
-  lua_setfield(L, -2, "libgit2");
 }
 
-/*
- * libgit2 is initialised when vkit.git is first opened, not at start: its
- * initialisation parses the system CA bundle (about half the instructions of
- * a cold `vkit vac verify`), which every command that never touches Git
- * would otherwise pay.  libgit2 counts its initialisations; each Lua state
- * holds one, in a registry sentinel whose __gc releases it when the state
- * closes.  Repository handles can only be made after the sentinel, and Lua
- * 5.4 runs finalizers at close in reverse order of marking, so every handle
- * is freed before libgit2 shuts down.
- */
-#define LIBGIT2_SENTINEL "vkit.libgit2"
-
-static int libgit2_release(lua_State *L) {
-  git_libgit2_shutdown();
-  return 0;
-}
-
-static int open_git(lua_State *L) {
-  if (lua_getfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL) == LUA_TNIL) {
-    if (git_libgit2_init() < 0) {
-      const git_error *e = git_error_last();
-      return luaL_error(L, "cannot initialise libgit2: %s", e ? e->message : "unknown error");
-    }
-    lua_newuserdatauv(L, 0, 0);
-    lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, libgit2_release);
-    lua_setfield(L, -2, "__gc");
-    lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, LIBGIT2_SENTINEL);
-  }
-  lua_pop(L, 1);
-  return luaopen_vkit_git(L);
-}
+/* LeakSanitizer reads this from the executable (it is inert otherwise), so
+ * it lives here, not in vkit_git.so.  libgit2 1.5's pcre2 regexp wrapper
+ * never frees the match data of a non-match, and git_repository_open_ext
+ * matches every config key of a repository with repositoryformatversion 1
+ * against "^extensions\.", so opening such a repository leaks inside pcre2.
+ * pcre2 has no other user in vkit, so only its allocations are suppressed
+ * (by module: its frames have no symbols for the default fast unwinder). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) { return "leak:libpcre2-8.so\n"; }
 
 static int boot_module(lua_State *L) {
   lua_pushvalue(L, lua_upvalueindex(1));
@@ -249,8 +312,8 @@ int main(int argc, char **argv) {
    * need not fill its legacy tables of every cipher and digest name on
    * first use (about a third of its start-up). */
   OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS, NULL);
-  char exe[PATH_MAX], root[PATH_MAX];
-  if (!find_root(argv[0], exe, root)) {
+  char exe[PATH_MAX], root[PATH_MAX], lib[PATH_MAX];
+  if (!find_root(argv[0], exe, root, lib)) {
     fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
     return 3;
   }
@@ -262,11 +325,12 @@ int main(int argc, char **argv) {
   luaL_openlibs(L);
   preload(L, "cjson", luaopen_cjson);
 #define VKIT_MODULE(name) preload(L, "vkit." #name, luaopen_vkit_##name);
+#define VKIT_SHARED_MODULE(name) preload_shared(L, lib, #name);
 #include "modules.inc"
 #undef VKIT_MODULE
-  preload(L, "vkit.git", open_git);
+#undef VKIT_SHARED_MODULE
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  push_boot(L, exe, root);
+  push_boot(L, exe, root, lib);
   lua_pushcclosure(L, boot_module, 1);
   lua_setfield(L, -2, "vkit.boot");
   lua_pop(L, 1);

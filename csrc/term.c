@@ -225,6 +225,9 @@ static const luaL_Reg term_funcs[] = {
   {"pcall_interruptible", term_pcall_interruptible},
   {NULL, NULL}};
 
+/* term.c builds vkit_term.so (see the Makefile), compiled with
+ * -fvisibility=hidden: this is its one exported symbol. */
+__attribute__((visibility("default"))) int luaopen_vkit_term(lua_State *L);
 int luaopen_vkit_term(lua_State *L) {
   luaL_newlib(L, term_funcs);
   return 1;

@@ -1,10 +1,13 @@
 /* util.c: the small helpers vkit.h promises every module. */
 #include "vkit.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int vkit_fail(lua_State *L, const char *code, const char *fmt, ...) {
@@ -97,6 +100,119 @@ void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
   luaL_setfuncs(L, methods, 0);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+}
+
+/* ---- whole files (vkit.fs.read, vkit.json.read) ----------------------- */
+
+#define FILE_BYTES "vkit.file_bytes"
+
+/* Buffers of this size or more are anonymous mappings advised to use huge
+ * pages: reading tens of megabytes into fresh 4 KiB pages cost more, in
+ * page faults and TLB misses, than decoding them. */
+#define HUGE_INPUT ((size_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void vkit_file_bytes_release(VkitFileBytes *b) {
+  if (b->mapped) munmap(b->data, b->cap);
+  else free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+  b->mapped = 0;
+}
+
+static int file_bytes_gc(lua_State *L) {
+  vkit_file_bytes_release(lua_touserdata(L, 1));
+  return 0;
+}
+
+/* Makes room for cap bytes, keeping the contents; 0, or -1 out of memory. */
+static int file_bytes_reserve(VkitFileBytes *b, size_t cap) {
+  int mapped = cap >= HUGE_INPUT;
+  char *d;
+  if (mapped) {
+    cap = (cap + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    d = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (d == MAP_FAILED) return -1;
+    madvise(d, cap, MADV_HUGEPAGE); /* advice: without transparent huge pages nothing changes */
+  } else if (!(d = malloc(cap ? cap : 1))) {
+    return -1;
+  }
+  size_t len = b->len;
+  if (len) memcpy(d, b->data, len);
+  vkit_file_bytes_release(b);
+  b->data = d;
+  b->len = len;
+  b->cap = cap;
+  b->mapped = mapped;
+  return 0;
+}
+
+/* Reads fd to its end into b from a first capacity of size + 1 (the extra
+ * byte sees the end; at least a page, for /proc files that report 0),
+ * doubling it if the file grew; 0, -1 with errno, -2 past max bytes, -3 out
+ * of memory. */
+static int file_bytes_fill(VkitFileBytes *b, int fd, size_t size, lua_Integer max) {
+  for (size_t cap = size < 4096 ? 4096 : size + 1;; cap = b->cap * 2) {
+    if (file_bytes_reserve(b, cap) != 0) return -3;
+    while (b->len < b->cap) {
+      ssize_t n = read(fd, b->data + b->len, b->cap - b->len);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return -1;
+      if (n == 0) return 0;
+      b->len += (size_t)n;
+      if ((lua_Integer)b->len > max) return -2;
+    }
+  }
+}
+
+VkitFileBytes *vkit_read_file(lua_State *L, const char *path, lua_Integer max, int nofollow) {
+  /* The userdata comes first: nothing that can raise runs while fd is open. */
+  VkitFileBytes *b = vkit_newgcdata(L, sizeof *b, FILE_BYTES, file_bytes_gc);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+  if (fd < 0) {
+    int err = errno;
+    lua_pop(L, 1);
+    if (nofollow && err == ELOOP) vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", path);
+    else vkit_fail_errno(L, err, path);
+    return NULL;
+  }
+  struct stat st;
+  int status = 0, err = 0;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    status = -4;
+  } else if (st.st_size > max) {
+    status = -5;
+  } else {
+    fcntl(fd, F_SETFL, 0); /* O_NONBLOCK only kept open() from waiting on a FIFO */
+    status = file_bytes_fill(b, fd, (size_t)st.st_size, max);
+    err = errno;
+  }
+  close(fd);
+  if (status == 0) return b;
+  vkit_file_bytes_release(b);
+  lua_pop(L, 1);
+  switch (status) {
+    case -3: luaL_error(L, "out of memory reading %s", path); break;
+    case -4: vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path); break;
+    case -5:
+      vkit_fail(L, "too-large", "%s: %I bytes exceeds the %I-byte limit", path, (LUAI_UACINT)st.st_size,
+                (LUAI_UACINT)max);
+      break;
+    case -2: vkit_fail(L, "too-large", "%s: exceeds the %I-byte limit", path, (LUAI_UACINT)max); break;
+    default: vkit_fail_errno(L, err, path);
+  }
+  return NULL;
+}
+
+void *vkit_newgcdata(lua_State *L, size_t size, const char *name, lua_CFunction gc) {
+  void *p = lua_newuserdatauv(L, size, 0);
+  memset(p, 0, size);
+  if (luaL_newmetatable(L, name)) {
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return p;
 }
 
 lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer def) {

@@ -45,7 +45,26 @@ int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size);
 void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
                    const luaL_Reg *metamethods);
 
+/* Pushes a zeroed userdata of size bytes whose metatable, `name` (made on
+ * first use), has only __gc = gc: memory that an error must not leak. */
+void *vkit_newgcdata(lua_State *L, size_t size, const char *name, lua_CFunction gc);
+
 /* Integer field of table at idx, or def when absent; raises on a bad type. */
 lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer def);
+
+/* A whole file's bytes (vkit_read_file), in a userdata whose __gc frees them. */
+typedef struct { char *data; size_t len, cap; int mapped; } VkitFileBytes;
+
+/* Reads the regular file at path whole, refusing what vkit.fs.read refuses:
+ * an errno name when it cannot be opened, not-a-regular-file for anything
+ * but a regular file (or a symbolic link, with nofollow), too-large beyond
+ * max bytes (by fstat, or as read if it grows).  The buffer is sized from
+ * fstat (from 4 MiB an anonymous mapping advised to use huge pages).
+ * Pushes the bytes' userdata and returns it, or pushes `nil, message, code`
+ * and returns NULL.  Raises when out of memory. */
+VkitFileBytes *vkit_read_file(lua_State *L, const char *path, lua_Integer max, int nofollow);
+
+/* Frees the bytes now rather than at the userdata's collection. */
+void vkit_file_bytes_release(VkitFileBytes *b);
 
 #endif

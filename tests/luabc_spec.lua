@@ -19,8 +19,10 @@ describe("precompiled Lua modules", function()
 
   it("give way to the source once a module's file is edited", function()
     local dir, cleanup = t.tempdir()
-    assert.is_true(os.execute(("cp %s %s && cp -r %s %s %s"):format(t.quote(vkit.exe), t.quote(dir .. "/vkit"),
-      t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir))))
+    local lib = require("vkit.boot").lib:sub(#vkit.root + 2) -- the shared modules, e.g. build/lib
+    assert.is_true(os.execute(("cp %s %s && cp -r %s %s %s && mkdir -p %s && cp %s/*.so %s"):format(t.quote(vkit.exe),
+      t.quote(dir .. "/vkit"), t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir),
+      t.quote(dir .. "/" .. lib), t.quote(vkit.root .. "/" .. lib), t.quote(dir .. "/" .. lib))))
     t.write(dir .. "/lua/vkit/tables.lua", "return { edited = true }\n")
     t.write(dir .. "/s.lua", [[
       print(package.searchers[2]("vkit.tables") == nil, require("vkit.tables").edited,
