@@ -209,45 +209,10 @@ static int fs_read(lua_State *L) {
     nofollow = lua_toboolean(L, -1);
     lua_pop(L, 1);
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-  if (fd < 0) {
-    if (nofollow && errno == ELOOP)
-      return vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", path);
-    return vkit_fail_errno(L, errno, path);
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path);
-  }
-  if (st.st_size > max) {
-    close(fd);
-    return vkit_fail(L, "too-large", "%s: %I bytes exceeds the %I-byte limit", path,
-                     (LUAI_UACINT)st.st_size, (LUAI_UACINT)max);
-  }
-  fcntl(fd, F_SETFL, 0);
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  lua_Integer total = 0;
-  for (;;) {
-    char *p = luaL_prepbuffer(&b);
-    ssize_t n = read(fd, p, LUAL_BUFFERSIZE);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return vkit_fail_errno(L, err, path);
-    }
-    if (n == 0) break;
-    total += n;
-    if (total > max) { /* it grew while we read */
-      close(fd);
-      return vkit_fail(L, "too-large", "%s: exceeds the %I-byte limit", path, (LUAI_UACINT)max);
-    }
-    luaL_addsize(&b, (size_t)n);
-  }
-  close(fd);
-  luaL_pushresult(&b);
+  VkitFileBytes *bytes = vkit_read_file(L, path, max, nofollow);
+  if (!bytes) return 3;
+  lua_pushlstring(L, bytes->data, bytes->len);
+  vkit_file_bytes_release(bytes); /* now, not when collected */
   return 1;
 }
 

@@ -26,15 +26,11 @@
  */
 #include "vkit.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define ARRAY_MT "vkit.json.array"
 #define OBJECT_MT "vkit.json.object"
@@ -76,51 +72,21 @@ static size_t utf8_decode(const unsigned char *p, const unsigned char *end, uint
 }
 
 /* ======================================================================
- * Byte buffers: the encoder's output and json.read's input, in a userdata
- * whose __gc frees them if an error unwinds the stack.
+ * The encoder's output, in a userdata whose __gc frees it if an error
+ * unwinds the stack.  (json.read's input is vkit_read_file's, util.c.)
  * ====================================================================== */
 
-typedef struct { char *data; size_t len, cap; int mapped; } Out;
+typedef struct { char *data; size_t len, cap; } Out;
 #define OUT "vkit.json.out"
 
 static void out_release(Out *o) {
-  if (o->mapped) munmap(o->data, o->cap);
-  else free(o->data);
+  free(o->data);
   o->data = NULL;
   o->len = o->cap = 0;
-  o->mapped = 0;
 }
 
 static int out_gc(lua_State *L) {
   out_release(luaL_checkudata(L, 1, OUT));
-  return 0;
-}
-
-/* Input buffers of this size or more are anonymous mappings advised to use
- * huge pages: reading tens of megabytes into fresh 4 KiB pages cost more,
- * in page faults and TLB misses, than decoding them. */
-#define HUGE_INPUT ((size_t)4 << 20)
-#define HUGE_PAGE ((size_t)2 << 20)
-
-/* Makes room for cap bytes, keeping the contents; 0, or -1 out of memory. */
-static int in_reserve(Out *o, size_t cap) {
-  int mapped = cap >= HUGE_INPUT;
-  char *d;
-  if (mapped) {
-    cap = (cap + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    d = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (d == MAP_FAILED) return -1;
-    madvise(d, cap, MADV_HUGEPAGE); /* advice: without transparent huge pages nothing changes */
-  } else if (!(d = malloc(cap))) {
-    return -1;
-  }
-  size_t len = o->len;
-  if (len) memcpy(d, o->data, len);
-  out_release(o);
-  o->data = d;
-  o->len = len;
-  o->cap = cap;
-  o->mapped = mapped;
   return 0;
 }
 
@@ -812,51 +778,8 @@ static int json_read(lua_State *L) {
     }
     lua_pop(L, 1);
   }
-  Out *buf = lua_newuserdatauv(L, sizeof *buf, 0);
-  memset(buf, 0, sizeof *buf);
-  luaL_setmetatable(L, OUT);
-  /* The refusals of vkit.fs.read, word for word (the opening below repeats
-   * fs_read's; one helper in util.c could serve both). */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
-  if (fd < 0) {
-    if (nofollow && errno == ELOOP) return vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", path);
-    return vkit_fail_errno(L, errno, path);
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path);
-  }
-  if (st.st_size > max) {
-    close(fd);
-    return vkit_fail(L, "too-large", "%s: %I bytes exceeds the %I-byte limit", path, (LUAI_UACINT)st.st_size,
-                     (LUAI_UACINT)max);
-  }
-  fcntl(fd, F_SETFL, 0);
-  for (size_t want = (size_t)st.st_size + 1;; want = buf->cap * 2) { /* +1 sees the end */
-    if (in_reserve(buf, want) != 0) {
-      close(fd);
-      return luaL_error(L, "out of memory in vkit.json");
-    }
-    ssize_t n = 0;
-    while (buf->len < buf->cap) {
-      n = read(fd, buf->data + buf->len, buf->cap - buf->len);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      buf->len += (size_t)n;
-      if ((lua_Integer)buf->len > max) {
-        close(fd);
-        return vkit_fail(L, "too-large", "%s: exceeds the %I-byte limit", path, (LUAI_UACINT)max);
-      }
-    }
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return vkit_fail_errno(L, err, path);
-    }
-    if (buf->len < buf->cap) break; /* end of file; else it grew since fstat */
-  }
-  close(fd);
+  VkitFileBytes *buf = vkit_read_file(L, path, max, nofollow); /* as vkit.fs.read refuses */
+  if (!buf) return 3;
   Parser ps;
   parser_init(&ps, L, buf->data, buf->len, max_depth);
   if (!lua_isnil(L, 5)) {
@@ -869,7 +792,7 @@ static int json_read(lua_State *L) {
     ps.order_key = lua_tolstring(L, 6, &ps.order_key_len);
   }
   int status = decode_buffer(&ps, ARRAY_MT_UV, OBJECT_MT_UV, 0);
-  out_release(buf); /* the value no longer needs the bytes */
+  vkit_file_bytes_release(buf); /* the value no longer needs the bytes */
   if (status != 0) return push_parse_error(L, &ps);
   if (ps.streamed < 0) return 1;
   lua_pushvalue(L, 4); /* the member's placeholder goes */
