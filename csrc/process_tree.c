@@ -388,10 +388,16 @@ static int is_live_root(pid_t pid) {
   return 0;
 }
 
+/* One signal, to the root's process group: that group holds the root for
+ * its whole life (the launch made it a session leader, which cannot change
+ * its group), and the unreaped root pins the group id.  Not through the
+ * pidfd as well: a second SIGTERM could reach a root that had handled the
+ * first and, exiting, restored the default action (Python does at
+ * shutdown), so that it died of the signal instead of finishing.  The
+ * pidfd serves only when the group cannot be signalled. */
 void tree_signal_group(Run *r, int sig) {
   if (r->waited) return;
-  syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0);
-  kill(-r->pid, sig); /* safe: the unreaped root pins its group id */
+  if (kill(-r->pid, sig) != 0) syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0);
 }
 
 enum { OWNER_THIS, OWNER_OTHER, OWNER_UNKNOWN };

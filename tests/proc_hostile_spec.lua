@@ -163,6 +163,20 @@ print("forked", flush=True)
       assert.is_true(written <= cap + 65536 + 4096, "flood wrote " .. written)
     end)
 
+    -- The race this guards: closing the pipes before the kill let the
+    -- writer's next write fail with EPIPE and kill it with SIGPIPE (13)
+    -- first, in about half the runs.  The supervisor sends SIGKILL first:
+    -- the writer is then already dying of it when the pipe closes, and a
+    -- dying process takes no other signal.  Twenty floods make a regression
+    -- all but certain to show.
+    it("kills every capped writer with SIGKILL, before its pipe closes (20 floods)", function()
+      for i = 1, 20 do
+        local r = proc.run { exe = bin.flood, argv = { "flood", "out", tostring(1 << 30) }, output_cap = 4096 }
+        assert.equal("output-capped", r.status)
+        assert.equal(9, r.signal, ("flood %d died of signal %s"):format(i, tostring(r.signal)))
+      end
+    end)
+
     it("caps stderr the same way", function()
       local r = proc.run { exe = bin.flood, argv = { "flood", "err", tostring(1 << 30) }, output_cap = 10000 }
       assert.equal("output-capped", r.status)
