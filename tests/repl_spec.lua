@@ -10,6 +10,11 @@ describe("repl completion", function()
     assert.same({ "vkit.hash.sha256" }, repl.complete("vkit.hash.sha", env))
   end)
 
+  it("completes modules that load on first use (shared objects, Lua packages)", function()
+    assert.same({ "vkit.git" }, repl.complete("vkit.gi", env))
+    assert.same({ "vkit.vac" }, repl.complete("vkit.va", env))
+  end)
+
   it("completes globals, all candidates sorted", function()
     assert.same({ "value", "values" }, repl.complete("val", env))
   end)

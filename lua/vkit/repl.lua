@@ -52,6 +52,11 @@ function M.complete(word, env)
   add_keys(scope)
   local mt = getmetatable(scope)
   if type(mt) == "table" and type(mt.__index) == "table" then add_keys(mt.__index) end
+  if type(mt) == "table" and type(mt.__complete) == "function" then -- names loaded on first use
+    local names = {}
+    for _, k in ipairs(mt.__complete()) do names[k] = true end
+    add_keys(names)
+  end
   table.sort(out)
   return out
 end
