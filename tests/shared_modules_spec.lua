@@ -45,9 +45,19 @@ describe("shared modules", function()
 
   it("keep libgit2 and readline out of the executable's start", function()
     local out = io.popen("readelf -d " .. t.quote(vkit.exe)):read "a"
-    assert.matches("NEEDED.-libcrypto", out)
+    assert.matches("NEEDED.-liblua5%.4", out)
     assert.is_nil(out:match "libgit2", "the executable needs libgit2")
     assert.is_nil(out:match "libreadline", "the executable needs readline")
+  end)
+
+  it("reach SHA-256 through the executable, whose static libcrypto stays private", function()
+    local out = io.popen("readelf -d " .. t.quote(vkit.exe)):read "a"
+    assert.is_nil(out:match "libcrypto", "the executable needs the shared libcrypto")
+    local exported = io.popen("nm -D --defined-only " .. t.quote(vkit.exe)):read "a"
+    assert.is_nil(exported:match "EVP_", "the executable exports OpenSSL's symbols")
+    assert.matches("vkit_sha256_new", exported)
+    local wanted = io.popen("nm -D --undefined-only " .. t.quote(boot.lib .. "/vkit_git.so")):read "a"
+    assert.is_nil(wanted:match "EVP_", "vkit_git.so calls OpenSSL directly")
   end)
 
   it("load when required and work (libgit2 initialised, its version known)", function()
@@ -70,6 +80,16 @@ describe("shared modules", function()
       local r = run(dir, { "vkit", "vac", "verify", CASE })
       assert.equal(0, r.code, r.stderr)
       assert.equal("", r.stderr)
+    end)
+
+    it("still runs a script that never touches vkit.git or vkit.term", function()
+      t.write(dir .. "/plain.lua", [[
+        local vkit = require "vkit"
+        io.write(vkit.hash.sha256 "x", " ", vkit.versions.lua, "\n")
+      ]])
+      local r = run(dir, { "vkit", "script", dir .. "/plain.lua" })
+      assert.equal(0, r.code, r.stderr)
+      assert.matches("^%x+ Lua 5%.4", r.stdout)
     end)
 
     it("refuses vkit.git by naming the object", function()
