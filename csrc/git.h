@@ -126,8 +126,9 @@ int git_lookup(git_odb *odb, const git_oid *root, const char *path, unsigned *mo
 /* "100644" etc. for a mode. */
 const char *git_mode_string(unsigned mode);
 
-/* SHA-256 of the sorted inventory records `path NUL mode NUL sha256hex LF`. */
-void git_inventory_digest(const GitInventory *inv, char hex[65]);
+/* SHA-256 of the sorted inventory records `path NUL mode NUL sha256hex LF`;
+ * 0, or ENOMEM. */
+int git_inventory_digest(const GitInventory *inv, char hex[65]);
 
 /* ---- methods defined in the other files ---------------------------------- */
 int git_repo_capture(lua_State *L);

@@ -44,7 +44,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -248,7 +247,7 @@ static int capture_entry(Worker *w, GitEntry *e, GitFail *f) {
     goto done;
   }
   e->size = (long long)size;
-  if (!EVP_Digest(data, size, e->sha256, NULL, EVP_sha256(), NULL)) {
+  if (vkit_sha256(data, size, e->sha256)) {
     gitfail_set(f, "ENOMEM", "SHA-256 failed for %s", e->path);
     goto done;
   }
@@ -398,7 +397,7 @@ static void push_identity(lua_State *L, const git_oid *commit, const git_oid *tr
   lua_setfield(L, -2, "tree");
   lua_pushboolean(L, complete);
   lua_setfield(L, -2, "complete");
-  git_inventory_digest(inv, hex);
+  if (git_inventory_digest(inv, hex)) luaL_error(L, "not enough memory for the inventory digest");
   lua_pushstring(L, hex);
   lua_setfield(L, -2, "inventory_digest");
   lua_createtable(L, (int)inv->n, 0);
@@ -628,7 +627,7 @@ int git_inventory_digest_lua(lua_State *L) {
   GitFail f;
   if (read_inventory(L, 1, inv, "invalid-inventory", &f)) return gitfail_push(L, &f);
   char hex[65];
-  git_inventory_digest(inv, hex);
+  if (git_inventory_digest(inv, hex)) return luaL_error(L, "not enough memory for the inventory digest");
   lua_pushstring(L, hex);
   return 1;
 }
@@ -845,7 +844,7 @@ int git_verify_capture(lua_State *L) {
   lua_getfield(L, 2, "inventory_digest");
   const char *claimed = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
   char hex[65];
-  git_inventory_digest(inv, hex);
+  if (git_inventory_digest(inv, hex)) return luaL_error(L, "not enough memory for the inventory digest");
   if (!claimed) return vkit_fail(L, "invalid-identity", "the identity has no inventory_digest");
   if (strcmp(claimed, hex))
     return vkit_fail(L, "inventory-digest-mismatch",

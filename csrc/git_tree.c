@@ -25,7 +25,6 @@
  */
 #include "git.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -275,25 +274,25 @@ void git_inventory_sort(GitInventory *inv) {
   if (inv->n > 1) qsort(inv->v, inv->n, sizeof *inv->v, cmp_entries);
 }
 
-void git_inventory_digest(const GitInventory *inv, char hex[65]) {
-  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+int git_inventory_digest(const GitInventory *inv, char hex[65]) {
+  VkitSha256 *ctx = vkit_sha256_new();
   unsigned char md[32];
   char sha[65];
-  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  if (!ctx) return ENOMEM;
   for (size_t i = 0; i < inv->n; i++) {
     const GitEntry *e = &inv->v[i];
     const char *mode = git_mode_string(e->mode);
     vkit_hex(e->sha256, 32, sha);
-    EVP_DigestUpdate(ctx, e->path, e->len);
-    EVP_DigestUpdate(ctx, "", 1);
-    EVP_DigestUpdate(ctx, mode, strlen(mode));
-    EVP_DigestUpdate(ctx, "", 1);
-    EVP_DigestUpdate(ctx, sha, 64);
-    EVP_DigestUpdate(ctx, "\n", 1);
+    vkit_sha256_update(ctx, e->path, e->len);
+    vkit_sha256_update(ctx, "", 1);
+    vkit_sha256_update(ctx, mode, strlen(mode));
+    vkit_sha256_update(ctx, "", 1);
+    vkit_sha256_update(ctx, sha, 64);
+    vkit_sha256_update(ctx, "\n", 1);
   }
-  EVP_DigestFinal_ex(ctx, md, NULL);
-  EVP_MD_CTX_free(ctx);
+  if (vkit_sha256_final(ctx, md)) return ENOMEM;
   vkit_hex(md, 32, hex);
+  return 0;
 }
 
 void git_checklimits(lua_State *L, int idx, GitLimits *lim) {

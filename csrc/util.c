@@ -92,6 +92,30 @@ done:
   return err;
 }
 
+int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]) {
+  return EVP_Digest(bytes, len, digest, NULL, EVP_sha256(), NULL) ? 0 : ENOMEM;
+}
+
+/* A VkitSha256 is an EVP_MD_CTX under another name. */
+VkitSha256 *vkit_sha256_new(void) {
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  if (ctx && !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+    EVP_MD_CTX_free(ctx);
+    ctx = NULL;
+  }
+  return (VkitSha256 *)ctx;
+}
+
+void vkit_sha256_update(VkitSha256 *ctx, const void *bytes, size_t len) {
+  EVP_DigestUpdate((EVP_MD_CTX *)ctx, bytes, len);
+}
+
+int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]) {
+  int ok = EVP_DigestFinal_ex((EVP_MD_CTX *)ctx, digest, NULL);
+  EVP_MD_CTX_free((EVP_MD_CTX *)ctx);
+  return ok ? 0 : ENOMEM;
+}
+
 void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
                    const luaL_Reg *metamethods) {
   luaL_newmetatable(L, name);
