@@ -262,7 +262,9 @@ local function crashkit_bundle(root, n)
     { "eval_run.json" })
 end
 
-local function large(label, root, build)
+-- A size of 0 skips the bundle (VAC_BENCH_FLEET_ROWS=0, VAC_BENCH_CRASH_CASES=0).
+local function large(label, size, root, build)
+  if size <= 0 then return print(label .. ": skipped (size 0)") end
   build(root)
   local runs = tonumber(os.getenv "VAC_BENCH_RUNS") or 3
   local vt, vr, vcode, vc = best(runs, vkit_cmd(root), true)
@@ -280,7 +282,7 @@ local function large(label, root, build)
   end
 end
 
-large(("fleet %d raw rows"):format(FLEET_ROWS), dir .. "/fleet", function(root) fleet_bundle(root, FLEET_ROWS) end)
-large(("crashkit %d cases"):format(CRASH_CASES), dir .. "/crashkit", function(root) crashkit_bundle(root, CRASH_CASES) end)
+large(("fleet %d raw rows"):format(FLEET_ROWS), FLEET_ROWS, dir .. "/fleet", function(root) fleet_bundle(root, FLEET_ROWS) end)
+large(("crashkit %d cases"):format(CRASH_CASES), CRASH_CASES, dir .. "/crashkit", function(root) crashkit_bundle(root, CRASH_CASES) end)
 print(("load average %s at the end"):format(loadavg()))
 if os.getenv "VAC_BENCH_KEEP" then print("bundles kept in " .. dir) else fs.remove_tree(dir) end
