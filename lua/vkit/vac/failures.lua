@@ -1,6 +1,8 @@
 --- A list of named failures: {name = "sha256-mismatch", detail = "..."}.
 --  The name is the stable machine reason (SPEC §4); the detail is for
 --  people and may carry issuer text (escaped only when printed).
+local value = require "vkit.vac.value"
+
 local Failures = {}
 Failures.__index = Failures
 
@@ -13,6 +15,17 @@ end
 --- Adds name with a detail built by string.format(fmt, ...).
 function Failures:addf(name, fmt, ...)
   self:add(name, fmt:format(...))
+end
+
+--- Adds name for every key of `keys` whose declared value differs from the
+--  recomputed one: "<prefix><key> declared X, recomputed Y".
+function Failures:differ(name, prefix, keys, declared, recomputed)
+  for _, k in ipairs(keys) do
+    if not value.eq(declared[k], recomputed[k]) then
+      self:add(name, ("%s%s declared %s, recomputed %s"):format(prefix, k, value.show(declared[k]),
+        value.show(recomputed[k])))
+    end
+  end
 end
 
 function Failures:extend(other)

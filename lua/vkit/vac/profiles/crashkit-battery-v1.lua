@@ -137,12 +137,7 @@ function M.recompute(ctx)
         value.show(accuracy))
     end
   end
-  for _, k in ipairs(METRICS) do
-    if not value.eq(metrics[k], recomputed[k]) then
-      fails:addf("raw-aggregate-mismatch", "%s: metrics.%s declared %s, recomputed %s", art, k, value.show(metrics[k]),
-        value.show(recomputed[k]))
-    end
-  end
+  fails:differ("raw-aggregate-mismatch", art .. ": metrics.", METRICS, metrics, recomputed)
   local want = {}
   for _, k in ipairs(kind_order) do want[k] = number.round(kinds[k].passed / kinds[k].total, 4) end
   local union = {}

@@ -75,12 +75,7 @@ function M.recompute(ctx)
     fails:addf("artifact-unparsable", "%s: no metrics object", art)
     return nil
   end
-  for _, k in ipairs(METRICS) do
-    if not value.eq(metrics[k], recomputed[k]) then
-      fails:addf("raw-aggregate-mismatch", "%s: metrics.%s declared %s, recomputed %s", art, k, value.show(metrics[k]),
-        value.show(recomputed[k]))
-    end
-  end
+  fails:differ("raw-aggregate-mismatch", art .. ": metrics.", METRICS, metrics, recomputed)
   for _, r in ipairs(rows) do
     if not value.eq(r.runs, data.n) then
       fails:addf("raw-aggregate-mismatch", "%s: n declared %s, rows do not all carry that many runs", art,

@@ -152,13 +152,7 @@ function M.recompute(ctx)
       if not g then
         fails:addf("raw-aggregate-mismatch", "%s: aggregate row has no raw lines", name)
       else
-        local want = rates(g)
-        for _, k in ipairs(FIELDS) do
-          if not value.eq(row[k], want[k]) then
-            fails:addf("raw-aggregate-mismatch", "%s: %s declared %s, recomputed %s", name, k, value.show(row[k]),
-              value.show(want[k]))
-          end
-        end
+        fails:differ("raw-aggregate-mismatch", name .. ": ", FIELDS, row, rates(g))
       end
     end
   end

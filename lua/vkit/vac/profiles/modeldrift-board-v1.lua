@@ -466,12 +466,7 @@ function M.recompute(ctx)
   end
   local want_rows = M.standings_rows(series, registry, rel_floor)
   local want_top = { suite_version = fp.suite_version, suite_hash = fp.suite_hash, min_detectable_pts_full_grade = floor_full }
-  for _, k in ipairs(STAND_KEYS) do
-    if not eq(stand[k], want_top[k]) then
-      fails:addf("raw-aggregate-mismatch", "%s: %s declared %s, recomputed %s", stand_rel, k, show(stand[k]),
-        show(want_top[k]))
-    end
-  end
+  fails:differ("raw-aggregate-mismatch", stand_rel .. ": ", STAND_KEYS, stand, want_top)
   local extra = extra_keys(stand, set_of { "suite_version", "suite_hash", "min_detectable_pts_full_grade", "rows" })
   if #extra > 0 then fails:addf("raw-aggregate-mismatch", "%s: unexpected keys %s", stand_rel, show_list(extra)) end
   local got_rows = stand.rows
