@@ -436,19 +436,9 @@ static int archive_open(lua_State *L) {
   }
   luaL_argcheck(L, max_bytes > 0 && max_entries > 0 && max_name > 0 && max_name <= (1 << 20), 2,
                 "limits must be positive (max_name at most 1 MiB)");
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return vkit_fail_errno(L, errno, path);
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return vkit_fail_errno(L, err, path);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path);
-  }
-  fcntl(fd, F_SETFL, 0);
+  int fd = vkit_open_regular(L, path, 0, &st);
+  if (fd < 0) return 3;
   Reader *r = lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
   r->fd = fd;

@@ -37,20 +37,9 @@ static int hash_sha256(lua_State *L) {
 
 static int hash_file(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return vkit_fail_errno(L, errno, path);
-  /* O_NONBLOCK only so a FIFO cannot hang the open; only regular files hash. */
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return vkit_fail_errno(L, err, path);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path);
-  }
-  fcntl(fd, F_SETFL, 0);
+  int fd = vkit_open_regular(L, path, 0, &st); /* only regular files hash */
+  if (fd < 0) return 3;
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   unsigned char md[32];
   char hex[65];

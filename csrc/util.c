@@ -189,25 +189,34 @@ static int file_bytes_fill(VkitFileBytes *b, int fd, size_t size, lua_Integer ma
   }
 }
 
+int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+  int err = fd < 0 ? errno : 0;
+  if (!err && fstat(fd, st) != 0) err = errno;
+  if (!err && S_ISREG(st->st_mode)) {
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+  }
+  if (fd >= 0) close(fd);
+  if (nofollow && err == ELOOP) vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", path);
+  else if (err) vkit_fail_errno(L, err, path);
+  else vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path);
+  return -1;
+}
+
 VkitFileBytes *vkit_read_file(lua_State *L, const char *path, lua_Integer max, int nofollow) {
   /* The userdata comes first: nothing that can raise runs while fd is open. */
   VkitFileBytes *b = vkit_newgcdata(L, sizeof *b, FILE_BYTES, file_bytes_gc);
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+  struct stat st;
+  int fd = vkit_open_regular(L, path, nofollow, &st);
   if (fd < 0) {
-    int err = errno;
-    lua_pop(L, 1);
-    if (nofollow && err == ELOOP) vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", path);
-    else vkit_fail_errno(L, err, path);
+    lua_remove(L, -4); /* the userdata, under the failure */
     return NULL;
   }
-  struct stat st;
-  int status = 0, err = 0;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = -4;
-  } else if (st.st_size > max) {
+  int status, err = 0;
+  if (st.st_size > max) {
     status = -5;
   } else {
-    fcntl(fd, F_SETFL, 0); /* O_NONBLOCK only kept open() from waiting on a FIFO */
     status = file_bytes_fill(b, fd, (size_t)st.st_size, max);
     err = errno;
   }
@@ -217,7 +226,6 @@ VkitFileBytes *vkit_read_file(lua_State *L, const char *path, lua_Integer max, i
   lua_pop(L, 1);
   switch (status) {
     case -3: luaL_error(L, "out of memory reading %s", path); break;
-    case -4: vkit_fail(L, "not-a-regular-file", "%s: not a regular file", path); break;
     case -5:
       vkit_fail(L, "too-large", "%s: %I bytes exceeds the %I-byte limit", path, (LUAI_UACINT)st.st_size,
                 (LUAI_UACINT)max);

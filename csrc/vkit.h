@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -62,6 +63,13 @@ void *vkit_newgcdata(lua_State *L, size_t size, const char *name, lua_CFunction 
 
 /* Integer field of table at idx, or def when absent; raises on a bad type. */
 lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer def);
+
+/* Opens path to read a regular file (with nofollow, refusing a symbolic
+ * link).  O_NONBLOCK is set only while opening, so a FIFO cannot hang
+ * open().  Returns the descriptor, with *st filled; or closes what it
+ * opened, pushes `nil, message, code` (an errno name, or not-a-regular-file)
+ * and returns -1. */
+int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat *st);
 
 /* A whole file's bytes (vkit_read_file), in a userdata whose __gc frees them. */
 typedef struct { char *data; size_t len, cap; int mapped; } VkitFileBytes;

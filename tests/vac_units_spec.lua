@@ -149,6 +149,9 @@ describe("vkit.archive (hostile tar streams)", function()
     local _, msg, c = vkit.archive.open(dir)
     assert.is_nil(_)
     assert.equal("not-a-regular-file", c, msg)
+    assert(vkit.fs.mkfifo(dir .. "/pipe.tar")) -- refused, not waited on
+    assert.equal("not-a-regular-file", select(3, vkit.archive.open(dir .. "/pipe.tar")))
+    assert.equal("ENOENT", select(3, vkit.archive.open(dir .. "/absent.tar")))
   end)
 
   it("reads a gzip stream of several members", function()
