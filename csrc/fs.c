@@ -262,18 +262,11 @@ static int fs_write_atomic(lua_State *L) {
 static int fs_copy_file(lua_State *L) {
   const char *src = luaL_checkstring(L, 1);
   const char *dst = luaL_checkstring(L, 2);
-  int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (in < 0) {
-    if (errno == ELOOP) return vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", src);
-    return vkit_fail_errno(L, errno, src);
-  }
+  lua_Integer asked = luaL_optinteger(L, 3, -1); /* checked before anything is open */
   struct stat st;
-  if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(in);
-    return vkit_fail(L, "not-a-regular-file", "%s: not a regular file", src);
-  }
-  fcntl(in, F_SETFL, 0);
-  mode_t mode = (mode_t)luaL_optinteger(L, 3, st.st_mode & 0777);
+  int in = vkit_open_regular(L, src, 1, &st);
+  if (in < 0) return 3;
+  mode_t mode = asked >= 0 ? (mode_t)asked : st.st_mode & 0777;
   int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (out < 0) {
     int err = errno;
