@@ -21,7 +21,7 @@ describe("vkit change certify", function()
   local p
   after_each(function()
     if p then
-      os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. p.dir) .. " 2>/dev/null")
+      t.kill_workers(p.dir)
       p.cleanup()
     end
     p = nil

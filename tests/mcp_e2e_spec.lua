@@ -71,7 +71,7 @@ describe("vkit mcp with the official MCP SDK client", function()
   local p, dir, cleanup
   after_each(function()
     for _, d in pairs { p and p.dir or false, dir or false } do
-      if d then os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. d) .. " 2>/dev/null") end
+      if d then t.kill_workers(d) end
     end
     if p then p.cleanup() end
     if cleanup then cleanup() end

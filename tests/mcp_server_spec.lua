@@ -55,7 +55,7 @@ describe("mcp session", function()
   local dir, cleanup
   before_each(function() dir, cleanup = t.tempdir() end)
   after_each(function()
-    os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. dir) .. " 2>/dev/null")
+    t.kill_workers(dir)
     cleanup()
   end)
 

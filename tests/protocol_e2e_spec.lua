@@ -14,7 +14,7 @@ describe("external verification", function()
   local dir, cleanup
   before_each(function() dir, cleanup = t.tempdir() end)
   after_each(function()
-    os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. dir) .. " 2>/dev/null")
+    t.kill_workers(dir)
     cleanup()
   end)
 
@@ -209,7 +209,7 @@ describe("exploring runs in the REPL", function()
       "pp(r.attempts[1].request.obligations)",
     }, "\n") .. "\n"
     r = t.vkit({ "repl", "--project", p.path }, session)
-    os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. dir) .. " 2>/dev/null")
+    t.kill_workers(dir)
     cleanup()
     assert.equal(0, r.code, r.stderr)
     assert.equal('1\n"PASS"\n"accepted"\n2\n"exited"\n{ "commutativity", "associativity", "negation-inverse" }\n', r.stdout)

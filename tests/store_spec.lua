@@ -10,7 +10,7 @@ describe("the job store", function()
     store = store_mod.open(dir)
   end)
   after_each(function()
-    os.execute("pkill -KILL -f " .. t.quote("run worker --project " .. dir) .. " 2>/dev/null")
+    t.kill_workers(dir)
     cleanup()
   end)
 

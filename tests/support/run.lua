@@ -44,4 +44,10 @@ function M.tempdir()
   return dir, function() vkit.fs.remove_tree(dir) end
 end
 
+--- Kills the job-store workers serving the project in dir (a spec's runs
+--  may leave one waiting), so the next spec starts from nothing.
+function M.kill_workers(dir)
+  os.execute("pkill -KILL -f " .. quote("run worker --project " .. dir) .. " 2>/dev/null")
+end
+
 return M
