@@ -258,16 +258,22 @@ local function finish(run_dir, resolved, frozen, verdict, evidence, extra)
   return result
 end
 
+-- The payload's repository and its check resolved at the payload's commit;
+-- or nil and the finished blocked result naming why it does not resolve.
+local function resolve_payload(payload, run_dir, extra)
+  local repo = assert(git.open(payload.project))
+  local resolved, message, code = M.resolve(repo, payload.commit, payload.component, payload.check_id)
+  if resolved then return repo, resolved end
+  local named = { component = payload.component, check = { id = payload.check_id }, commit = { id = payload.commit } }
+  return nil, finish(run_dir, named, nil, blocked(code, "%s", message), nil, extra)
+end
+
 --- Runs one attempt of a check job.
 --  payload = {project, component, check_id, commit, job_key}.
 function M.run_check(payload, ctx, run_id)
   local run_dir = ctx.attempt_dir
-  local repo = assert(git.open(payload.project))
-  local resolved, message, code = M.resolve(repo, payload.commit, payload.component, payload.check_id)
-  if not resolved then
-    return finish(run_dir, { component = payload.component, check = { id = payload.check_id }, commit = { id = payload.commit } },
-      nil, blocked(code, "%s", message))
-  end
+  local repo, resolved = resolve_payload(payload, run_dir)
+  if not repo then return resolved end -- the blocked result
   local frozen, refusal = freeze(repo, resolved, run_dir, payload.job_key)
   if not frozen then return finish(run_dir, resolved, nil, refusal) end
   assert(fs.mkdirs(run_dir .. "/evidence"))
@@ -296,12 +302,8 @@ end
 --  payload = {project, of_run, evidence_dir, component, check_id, commit}.
 function M.replay(payload, ctx, run_id)
   local run_dir = ctx.attempt_dir
-  local repo = assert(git.open(payload.project))
-  local resolved, message, code = M.resolve(repo, payload.commit, payload.component, payload.check_id)
-  if not resolved then
-    return finish(run_dir, { component = payload.component, check = { id = payload.check_id }, commit = { id = payload.commit } },
-      nil, blocked(code, "%s", message), nil, { replay_of = payload.of_run })
-  end
+  local repo, resolved = resolve_payload(payload, run_dir, { replay_of = payload.of_run })
+  if not repo then return resolved end -- the blocked result
   local frozen, refusal = freeze(repo, resolved, run_dir, M.job_key(resolved))
   if not frozen then return finish(run_dir, resolved, nil, refusal, nil, { replay_of = payload.of_run }) end
   local copied, cmessage, ccode = evidence_mod.copy_declared(payload.evidence_dir, run_dir .. "/evidence", resolved.check.evidence)
