@@ -7,16 +7,20 @@ local change_cli = require "vkit.change.cli"
 local policy = require("vkit.policy").store
 
 local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT
-                           [--method auto|finite_paired|rust_exhaustive|rust_kani]
+                           [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
                            [--kani-toolchain PIN.json] [--wait S] [--json]
 
 Binds the request (base and candidate commits, accepted intent digest,
 finite claim) to the accepted intent at the host's exact --trusted-target,
-then runs the selected methods as one durable shadow job. --wait waits up to
-S seconds (0..60, default 0) and prints the run summary; the job continues.
-`vkit run wait --run ID` and `vkit run show --run ID` follow it.
-Exit: 0 observed conformance, 1 violation, blocked or unknown, 2 usage,
-3 infrastructure failure, 4 still pending.]]
+then runs the selected methods as one durable shadow job (auto: finite_paired
+and exhaustive, plus rust_kani with a closed-format pin on a Rust binding).
+--wait waits up to S seconds (0..60, default 0) and prints the run summary,
+with each method's coverage; the job continues. `vkit run wait --run ID` and
+`vkit run show --run ID` follow it.
+Exit: 0 every accepted input checked and conforming (all_inputs_conform, or
+verified by rust_kani), 1 violation, proof rejected, blocked, unknown or
+cancelled, 2 usage, 3 infrastructure failure, 4 still pending, 5 only the
+sampled inputs were checked and they conform (samples_conform).]]
 
 local function usage_error(message)
   return require("vkit.cli").usage_error(message, "change")

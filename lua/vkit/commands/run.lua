@@ -29,6 +29,8 @@ local function print_run(store, run, as_json)
     print(("%s  %-14s %-9s %s  attempts %d  %s"):format(summary.run_id, summary.kind, summary.status,
       summary.outcome ~= json.null and tostring(summary.outcome) or "-", summary.attempts, summary.updated_at))
     if summary.error ~= json.null then print("  " .. summary.error) end
+    -- A certification's coverage: "checked N of M accepted inputs (method)" per method.
+    for _, line in ipairs(require("vkit.change.coverage").lines(summary.summary)) do print("  " .. line) end
   end
 end
 
