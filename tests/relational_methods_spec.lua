@@ -50,10 +50,7 @@ end)
 describe("certification methods for Rust", function()
   local p
   after_each(function()
-    if p then
-      t.kill_workers(p.dir)
-      p.cleanup()
-    end
+    intents.finish(p)
     p = nil
   end)
 

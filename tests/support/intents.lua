@@ -87,6 +87,40 @@ function M.project(opts)
   return ctx
 end
 
+-- score() in each language: the base, a conforming refactor, a candidate
+-- that breaks inputs 30..49, and one wrong at input 77 only (a spread
+-- selection of 6 inputs over 0..99 runs 0, 19, 39, 59, 79, 99).
+M.SOURCES = {
+  python = { path = "src/score.py",
+             base = "def score(x):\n    return min(2 * x, 100)\n",
+             good = "def score(x):\n    return min(x + x, 100)\n",
+             bad = "def score(x):\n    return 100 if x >= 30 else 2 * x\n",
+             one_input = "def score(x):\n    if x == 77:\n        return 99\n    return min(x + x, 100)\n" },
+  rust = { path = "src/score.rs",
+           base = "pub fn score(x: u32) -> u32 {\n    if x >= 50 {\n        return 100;\n    }\n    x * 2\n}\n",
+           good = "pub fn score(x: u32) -> u32 {\n    let doubled: u32 = x * 2;\n    if doubled > 100 { 100 } else { doubled }\n}\n",
+           bad = "pub fn score(x: u32) -> u32 {\n    if x >= 30 {\n        return 100;\n    }\n    x * 2\n}\n",
+           one_input = "pub fn score(x: u32) -> u32 {\n    if x == 77 {\n        return 99;\n    }\n    if x >= 50 { 100 } else { x * 2 }\n}\n" },
+  typescript = { path = "src/score.ts",
+                 base = "export function score(x: number): number {\n  return Math.min(2 * x, 100);\n}\n",
+                 good = "export function score(x: number): number {\n  const d = x + x;\n  return d > 100 ? 100 : d;\n}\n",
+                 bad = "export function score(x: number): number {\n  return x >= 30 ? 100 : 2 * x;\n}\n",
+                 one_input = "export function score(x: number): number {\n  return x === 77 ? 99 : Math.min(2 * x, 100);\n}\n" },
+}
+
+--- A project whose binding is score() in `language`, at its base source.
+function M.language_project(language, observation)
+  local s = M.SOURCES[language]
+  return M.project { artifacts = M.artifacts_for(language, s.path, observation), source_path = s.path, source = s.base }
+end
+
+--- Ends a spec's project: stops its job-store workers, removes it.
+function M.finish(p)
+  if not p then return end
+  t.kill_workers(p.dir)
+  p.cleanup()
+end
+
 --- Runs `vkit change certify` on a candidate of project p; returns the
 --  decoded --json summary and the process result.
 function M.certify(p, candidate, extra)

@@ -101,7 +101,8 @@ function M.run(payload, ctx)
                     methods = json.array(), method_requested = payload.method }
   local function finish(outcome, combined)
     summary.outcome = outcome
-    summary.outcome_meaning = change_policy.outcomes[outcome] and change_policy.outcomes[outcome].meaning or json.null
+    local known = combine.outcome(outcome)
+    summary.outcome_meaning = known and known.meaning or json.null
     summary.coverage = combined and combined.coverage or json.null
     assert(fs.write_atomic(dir .. "/certification.v1.json", json.encode(summary, { indent = 2 }) .. "\n"))
     return summary

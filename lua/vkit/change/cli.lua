@@ -12,7 +12,7 @@ local store_mod = require "vkit.store"
 local certify = require "vkit.change.certify"
 local methods = require "vkit.change.methods"
 local coverage = require "vkit.change.coverage"
-local outcomes = require("vkit.policy").change.outcomes
+local combine = require "vkit.change.combine"
 
 local M = {}
 
@@ -86,7 +86,7 @@ function M.exit_code(run)
   local s = run.state
   if s.status == "failed" then return 3 end
   if not store_mod.TERMINAL[s.status] then return 4 end
-  local known = outcomes[s.outcome]
+  local known = combine.outcome(s.outcome)
   return known and known.exit or 1
 end
 

@@ -17,7 +17,17 @@
 -- checked every accepted input, and a sampled conformance is never
 -- reported with the same word (or exit status) as all-input conformance.
 -- The run's coverage is the deciding method's.
+local outcomes = require("vkit.policy").change.outcomes
+
 local M = {}
+
+--- {exit, meaning} of an outcome word (policies/change.lua), or nil.
+function M.outcome(word)
+  for name, info in pairs(outcomes) do
+    if name == word then return info end
+  end
+  return nil
+end
 
 local ALL_INPUTS = { exhaustive = true, rust_exhaustive = true }
 
