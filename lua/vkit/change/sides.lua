@@ -33,9 +33,9 @@ local function read_artifacts(repo, bound, runner)
   return parsed
 end
 
---- Hashes the declared tools and dependencies now; nil and the first
---  difference from their pins.
-function M.measure_toolchain(chain)
+--- Hashes the declared tools and (unless `skip_dependencies`) their
+--  dependencies now; nil and the first difference from their pins.
+function M.measure_toolchain(chain, skip_dependencies)
   local measured = { tools = {}, dependencies = json.array() }
   for name, tool in pairs(chain.tools) do
     if name ~= "dependencies" then
@@ -46,7 +46,7 @@ function M.measure_toolchain(chain)
       measured.tools[name] = { path = tool.path, sha256 = actual }
     end
   end
-  for _, dep in ipairs(chain.dependencies) do
+  for _, dep in ipairs(skip_dependencies and {} or chain.dependencies) do
     local actual, message = hash.file(dep.path)
     if actual ~= dep.sha256 then
       return nil, ("dependency %s: pinned sha256 %s, actual %s"):format(dep.path, dep.sha256, tostring(actual or message))
@@ -120,13 +120,20 @@ function M.prepare(repo, bound, runner, driver)
   local chain
   chain, message = artifacts.toolchain(parsed.environment_model, setup.binding.language)
   if not chain then return nil, "unknown", "unsupported-declaration", message, setup end
+  -- Where a build pins every dependency (Rust, TypeScript), vkit.proc
+  -- hashes them immediately before the build runs; hashing them here too
+  -- would read the same half gigabyte twice.  The identity lists them once
+  -- that pin check has passed.
+  local built_language = toolchain.pins_dependencies_at_build(setup.binding.language)
   local measured
-  measured, message = M.measure_toolchain(chain)
+  measured, message = M.measure_toolchain(chain, built_language)
   if not measured then return nil, "infrastructure_failure", "pin-mismatch", message, setup end
   setup.chain, setup.measured = chain, measured
   setup.env = artifacts.env(parsed.environment_model)
   setup.runtime_identity = { language = setup.binding.language, tools = measured.tools,
-                             dependencies = measured.dependencies, env = setup.env }
+                             dependencies = measured.dependencies, env = setup.env,
+                             dependencies_hashed_by = built_language and "the build's pin check, immediately before it ran"
+                               or "vkit, before the first launch" }
   setup.sides, setup.source_captures = {}, json.object()
   for _, s in ipairs(M.SIDES) do
     local side, why, detail = prepare_side(repo, bound, setup, runner, s, driver)
@@ -137,6 +144,9 @@ function M.prepare(repo, bound, runner, driver)
       return nil, "infrastructure_failure", why, detail, setup
     end
     setup.sides[s] = side
+    if built_language and #measured.dependencies == 0 then
+      for i, dep in ipairs(chain.dependencies) do measured.dependencies[i] = { path = dep.path, sha256 = dep.sha256 } end
+    end
     setup.source_captures[s] = { commit = side.capture.commit, tree = side.capture.tree,
                                  inventory_digest = side.capture.inventory_digest, inventory = side.capture.inventory }
   end
