@@ -64,8 +64,7 @@ describe("certification with auto", function()
     local candidate = p.commit({ [SOURCES.python.path] = SOURCES.python.good }, p.target)
     t.write(p.dir .. "/request.json", p.request(candidate))
     local project_dir = p.dir .. "/project"
-    local r = t.vkit { "change", "certify", "--project", project_dir, "--request", p.dir .. "/request.json",
-                       "--trusted-target", p.target, "--wait", "60" }
+    local r = intents.certify_cli(p, p.dir .. "/request.json")
     assert.equal(0, r.code, r.stderr .. r.stdout)
     -- (128 invocations - 6 shrink steps x 4) / 4 per input = 26 inputs
     local cut = "max_inputs 301 cut to 26 by the 128-invocation budget"
@@ -88,8 +87,7 @@ describe("certification with auto", function()
     assert.equal("checked 100 of 100 accepted inputs (exhaustive)", as_json.summary.coverage.statement)
     assert.same({ setting = "max_inputs", requested = 301, applied = 26, limit = "max_invocations", limit_value = 128 },
       as_json.summary.methods[1].cuts[1])
-    local certify_json = json.decode(t.vkit({ "change", "certify", "--project", project_dir, "--request",
-      p.dir .. "/request.json", "--trusted-target", p.target, "--wait", "60", "--json" }).stdout)
+    local certify_json = json.decode(intents.certify_cli(p, p.dir .. "/request.json", nil, true).stdout)
     assert.equal("checked 26 of 100 accepted inputs (finite_paired)", certify_json.methods[1].coverage.statement)
     assert.equal(26, certify_json.methods[1].cuts[1].applied)
 

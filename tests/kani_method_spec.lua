@@ -161,8 +161,7 @@ describe("rust_exhaustive", function()
     assert.is_nil(methods.LIST.rust_exhaustive.not_established:find("sampled", 1, true))
     p = intents.language_project("rust", { max_inputs = 2 })
     t.write(p.dir .. "/request.json", p.request(p.commit({ [SOURCES.path] = SOURCES.good }, p.target)))
-    local r = t.vkit { "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
-                       "--trusted-target", p.target, "--method", "rust_exhaustive", "--wait", "60" }
+    local r = intents.certify_cli(p, p.dir .. "/request.json", { "--method", "rust_exhaustive" })
     assert.equal(0, r.code, r.stderr .. r.stdout)
     assert.matches("Not established %(rust_exhaustive%): rust_exhaustive %(vkit's own method, not part of seed 001%)", r.stdout)
     assert.is_nil(r.stdout:find("sampled", 1, true), r.stdout)

@@ -17,8 +17,13 @@ local intent = require "vkit.change.intent"
 local contract = require "vkit.change.contract"
 local ranges = require "vkit.change.ranges"
 
--- bound -> fingerprint, for the bounds preflight made (weak keys).
-local made = setmetatable({}, { __mode = "k" })
+-- bound -> fingerprint, for the bounds preflight made (weak keys).  Kept
+-- in the Lua registry so that a second load of this module (a script that
+-- clears package.loaded, a test runner's insulation) still recognises the
+-- bounds the first one made.
+local REGISTRY_KEY = "vkit.change.bound: the bounds preflight made"
+local made = debug.getregistry()[REGISTRY_KEY] or setmetatable({}, { __mode = "k" })
+debug.getregistry()[REGISTRY_KEY] = made
 
 local M = {}
 

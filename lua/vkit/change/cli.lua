@@ -90,7 +90,9 @@ function M.exit_code(run)
   return known and known.exit or 1
 end
 
-function M.print_human(shadow)
+--- Prints the human summary; `print` (optional) receives each line.
+function M.print_human(shadow, print)
+  print = print or _G.print
   print(("run %s: %s%s"):format(shadow.run_id, shadow.status,
     shadow.outcome ~= json.null and ("  " .. tostring(shadow.outcome)) or ""))
   if shadow.outcome_meaning and shadow.outcome_meaning ~= json.null then print("  " .. shadow.outcome_meaning) end
