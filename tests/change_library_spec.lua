@@ -114,6 +114,14 @@ describe("the change library API", function()
       assert.matches("changed after preflight", err)
     end)
 
+    it("refusing to cross-check against a paired report of another request", function()
+      local other = p.commit({ ["src/score.py"] = "def score(x):\n    return min(x + x, 100)\n" }, p.target)
+      local sampled = assert(vkit.change.run_paired_execution(p.repo, p.request(other), p.target, { dir = p.dir .. "/other" }))
+      assert.has_error(function()
+        vkit.change.run_exhaustive(p.repo, p.request(p.target), p.target, { dir = p.dir .. "/mixed", sampled = sampled })
+      end, "vkit.change.exhaustive: the sampled report is not a paired execution of this request")
+    end)
+
     it("refusing to run without a deadline", function()
       local bound = assert(preflight(p.repo, p.request(p.target), p.target))
       local o = opts "no-deadline"

@@ -270,6 +270,11 @@ end
 --  Returns {status, reason, report = REPORT, coverage, cuts, budget, record}.
 function M.run(bound, opts)
   assert(bound_mod.genuine(bound))
+  if opts.sampled and not (type(opts.sampled.binding) == "table"
+      and opts.sampled.binding.request_digest == bound.request.digest
+      and opts.sampled.binding.intent_digest == bound.intent.digest) then
+    error("vkit.change.exhaustive: the sampled report is not a paired execution of this request", 2)
+  end
   local started = sys.monotonic_ms()
   local runner = runner_mod.new(opts)
   assert(fs.mkdirs(runner.dir))
