@@ -12,7 +12,8 @@ local M = {}
 
 M.ESTABLISHES = "PASS means: the pinned checker accepted every approved obligation with a valid receipt bound to "
   .. "this job, identity and evidence, under the declared checker contract."
-M.DOES_NOT = "It does not establish: an OS sandbox (none is claimed), the dependency closure beyond what was "
+M.DOES_NOT = "It does not establish: isolation beyond each run's sandbox (Landlock write confinement where the "
+  .. "kernel offers it; reads, network and other processes are not confined), the dependency closure beyond what was "
   .. "declared and pinned, or anything the checker itself does not check. BLOCKED is inconclusive, never a counterexample."
 
 --- Queues every check of a component at the project's HEAD commit.
@@ -59,6 +60,10 @@ function M.report(store, ids, opts)
       local s, summary = r.state, r.state.summary
       if s.status == "done" and summary ~= json.null then
         print(("%s  %s  %s/%s: %s"):format(s.outcome, r.id, summary.component, summary.check_id, summary.message))
+        local sandbox = summary.sandbox
+        if type(sandbox) == "table" and (sandbox.producer or sandbox.checker) then
+          print(("  sandbox: producer %s, checker %s"):format(sandbox.producer or "not run", sandbox.checker or "not run"))
+        end
       else
         print(("%s  %s  %s%s"):format(s.status:upper(), r.id, r.job.payload.check_id or "",
           s.error ~= json.null and (": " .. s.error) or ""))
