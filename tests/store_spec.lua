@@ -113,6 +113,83 @@ describe("the job store", function()
     end)
   end)
 
+  describe("a run whose records cannot be believed", function()
+    -- Each is listed as corrupt with the file and the reason (exit 3),
+    -- never skipped, and never shown with the outcome its state claims.
+    local function done_run()
+      local id = store:submit("probe", { ms = 0 })
+      assert.equal(1, worker.scan(store))
+      return id, store:get(id).dir
+    end
+
+    local duplicate = '{"schema_version":1,"status":"done","status":"queued","attempts":0,"outcome":null,'
+      .. '"summary":null,"error":null,"created_at":"x","updated_at":"x"}'
+    local cases = {
+      { "an empty state.json", "state.json", "invalid-json", function(d) t.write(d .. "/state.json", "") end },
+      { "a garbage job.json", "job.json", "invalid-json", function(d) t.write(d .. "/job.json", "{not json") end },
+      { "a state.json that is a link", "state.json", "not-a-regular-file", function(d)
+        assert(os.rename(d .. "/state.json", d .. "/real-state.json"))
+        assert(vkit.fs.symlink("real-state.json", d .. "/state.json"))
+      end },
+      { "a state.json with a duplicate key", "state.json", "duplicate-key", function(d) t.write(d .. "/state.json", duplicate) end },
+      { "a state.json outside its schema", "state.json", "invalid-value", function(d)
+        local state = store_mod.read_json(d .. "/state.json")
+        state.status = "passed"
+        store_mod.write_json(d .. "/state.json", state)
+      end },
+      { "a forged PASS with no attempt directory", "state.json", "attempts-mismatch", function(d)
+        vkit.fs.remove_tree(d .. "/attempts/1")
+        local state = store_mod.read_json(d .. "/state.json")
+        state.outcome = "PASS"
+        store_mod.write_json(d .. "/state.json", state)
+      end },
+      { "a forged outcome its attempt does not record", "state.json", "unrecorded-outcome", function(d)
+        local state = store_mod.read_json(d .. "/state.json")
+        state.outcome = "PASS"
+        store_mod.write_json(d .. "/state.json", state)
+      end },
+      { "a job.json naming another run", "job.json", "wrong-run", function(d)
+        local job = store_mod.read_json(d .. "/job.json")
+        job.run_id = "r-20260101T000000Z-000000000000"
+        store_mod.write_json(d .. "/job.json", job)
+      end },
+    }
+    for _, case in ipairs(cases) do
+      it(("is listed as corrupt: %s"):format(case[1]), function()
+        local healthy = done_run()
+        local id, run_dir = done_run()
+        case[4](run_dir)
+        local _, message, code, corruption = store:get(id)
+        assert.equal("corrupt-run", code)
+        assert.equal(case[2], corruption.file)
+        assert.equal(case[3], corruption.reason, message)
+        local listed = t.vkit { "run", "list", "--project", dir }
+        assert.equal(3, listed.code)
+        local line = listed.stdout:match("[^\n]*" .. id:gsub("%-", "%%-") .. "[^\n]*")
+        assert.truthy(line, listed.stdout)
+        assert.truthy(line:find("CORRUPT   " .. case[2] .. ": ", 1, true), line)
+        assert.truthy(line:find("(" .. case[3] .. ")", 1, true), line)
+        assert.truthy(listed.stdout:find(healthy .. "  probe          done", 1, true), listed.stdout)
+        assert.is_nil(listed.stdout:find("PASS  attempts", 1, true), "a forged outcome is never shown as one")
+        local as_json = vkit.json.decode(t.vkit({ "run", "list", "--project", dir, "--json" }).stdout)
+        local row
+        for _, r in ipairs(as_json) do if r.run_id == id then row = r end end
+        assert.equal("corrupt", row.status)
+        assert.equal(case[3], row.corrupt.reason)
+        local shown = t.vkit { "run", "show", "--run", id, "--project", dir }
+        assert.equal(3, shown.code)
+        assert.truthy(shown.stderr:find("run " .. id .. " is corrupt: " .. case[2], 1, true), shown.stderr)
+        assert.equal("", shown.stdout)
+      end)
+    end
+
+    it("never lists a run that is still being created", function()
+      assert(vkit.fs.mkdirs(store.runs .. "/.new-r-20260101T000000Z-abcdefabcdef/attempts"))
+      assert.same({}, store:list())
+      assert.equal(0, t.vkit({ "run", "list", "--project", dir }).code)
+    end)
+  end)
+
   it("answers bad run arguments with usage errors", function()
     assert.equal(2, t.vkit({ "run" }).code)
     assert.equal(2, t.vkit({ "run", "frob" }).code)

@@ -4,7 +4,10 @@
 -- (run_id, kind, status, outcome, attempts, created_at, updated_at, error,
 -- summary, cancel_requested).  Exit codes: 0 found (and for wait: terminal),
 -- 1 the run ended other than "done" or is still running after the wait,
--- 2 usage, 3 the store cannot be read.
+-- 2 usage, 3 the store cannot be read or a run in it is corrupt (its
+-- job.json or state.json unreadable, not strict JSON, not its schema, or a
+-- state its attempts do not bear out: `run list` lists it as CORRUPT, with
+-- the file and the reason).
 local args = require "vkit.args"
 local json = require "vkit.json"
 local store_mod = require "vkit.store"
@@ -40,22 +43,31 @@ local actions = {}
 
 function actions.list(store, opts)
   local rows = json.array()
-  for _, id in ipairs(store:list()) do
-    local run = store:get(id)
+  local status = 0
+  for _, entry in ipairs(store:entries()) do
+    local run, corrupt = entry.run, entry.corrupt
     if run then
       if opts.json then rows[#rows + 1] = store:summary(run) else print_run(store, run, false) end
+    else
+      status = 3
+      if opts.json then
+        rows[#rows + 1] = store_mod.corrupt_summary(corrupt)
+      else
+        print(("%s  %-14s %-9s %s: %s (%s)"):format(corrupt.run_id, "?", "CORRUPT", corrupt.file, corrupt.message,
+          corrupt.reason))
+      end
     end
   end
   if opts.json then print(json.encode(rows, { indent = 2 })) end
-  return 0
+  return status
 end
 
 local function with_run(store, opts, fn)
   if not opts.run then return usage_error("--run ID is required") end
-  local run, message = store:get(opts.run)
+  local run, message, code = store:get(opts.run)
   if not run then
     io.stderr:write("vkit: ", message, "\n")
-    return 1
+    return code == "corrupt-run" and 3 or 1
   end
   return fn(run)
 end

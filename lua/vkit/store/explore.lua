@@ -8,6 +8,7 @@
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local pretty = require "vkit.pretty"
+local store_mod = require "vkit.store"
 
 local M = {}
 
@@ -48,10 +49,9 @@ function M.helpers(store)
   local h = { store = store }
   function h.runs(n)
     local out = {}
-    for i, id in ipairs(store:list()) do
+    for i, entry in ipairs(store:entries()) do
       if i > (n or 20) then break end
-      local r = store:get(id)
-      if r then out[#out + 1] = store:summary(r) end
+      out[#out + 1] = entry.run and store:summary(entry.run) or store_mod.corrupt_summary(entry.corrupt)
     end
     return out
   end
