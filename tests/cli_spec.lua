@@ -80,6 +80,22 @@ describe("vkit (the binary)", function()
       assert.equal("", r.stdout)
     end)
 
+    it("takes a number option only as a plain decimal", function()
+      local args = require "vkit.args"
+      local spec = { options = { wait = "number" } }
+      assert.equal(16, args.parse({ "--wait", "16" }, spec).wait)
+      assert.equal(2.5, args.parse({ "--wait=2.5" }, spec).wait)
+      assert.equal(-1, args.parse({ "--wait", "-1" }, spec).wait, "a range check names it out of range")
+      for _, bad in ipairs { "0x10", "1e1", " 5", "5 ", "inf", "nan", "+5", ".5", "5.", "" } do
+        local opts, message = args.parse({ "--wait", bad }, spec)
+        assert.is_nil(opts, bad)
+        assert.matches("needs a decimal number", message)
+      end
+      local r = t.vkit { "run", "wait", "--run", "r-20260101T000000Z-abcdefabcdef", "--wait", "0x10", "--project", dir }
+      assert.equal(2, r.code)
+      assert.matches('--wait needs a decimal number, got "0x10"', r.stderr, 1, true)
+    end)
+
     it("answers bad arguments with exit 2", function()
       assert.equal(2, t.vkit({ "version", "extra" }).code)
       assert.equal(2, t.vkit({ "repl", "--bogus" }).code)
