@@ -176,7 +176,9 @@ describe("mcp session", function()
     local started = vkit.sys.monotonic_ms()
     local result, progress = call(s, sent, 1, "run_wait", { run_id = slow, wait = 1 })
     local took = vkit.sys.monotonic_ms() - started
-    assert.is_true(took >= 1000 and took < 1900, "waited " .. took .. " ms for a 1 s bound")
+    -- It waited its bound, and returned before the 4 s probe could end: the
+    -- status, not a wall-clock ceiling, proves it (a loaded host is slow).
+    assert.is_true(took >= 1000, "waited " .. took .. " ms for a 1 s bound")
     assert.is_false(result.isError)
     assert.is_true(result.structuredContent.status == "queued" or result.structuredContent.status == "running")
     assert.same({}, progress)                                -- no progressToken, no progress
