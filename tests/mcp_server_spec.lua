@@ -11,45 +11,8 @@ local arguments = require "vkit.mcp.arguments"
 local versions = require "vkit.mcp.versions"
 local store_mod = require "vkit.store"
 
-local function initialize(id, version)
-  return json.encode { jsonrpc = "2.0", id = id or 1, method = "initialize",
-    params = { protocolVersion = version or versions.LATEST, capabilities = json.object(),
-               clientInfo = { name = "spec", version = "0" } } }
-end
-
-local function request(id, method, params)
-  return json.encode { jsonrpc = "2.0", id = id, method = method, params = params }
-end
-
---- A session on `dir`; returns it and the list its messages go to.
-local function session(dir)
-  local sent = {}
-  local s = server.new { project = project_mod.new(dir), send = function(m)
-    -- every message must survive the wire: encode, decode
-    sent[#sent + 1] = assert(json.decode(json.encode(m)))
-  end }
-  return s, sent
-end
-
-local function ready(dir, version)
-  local s, sent = session(dir)
-  s:receive(initialize(1, version))
-  s:receive '{"jsonrpc":"2.0","method":"notifications/initialized"}'
-  for i = #sent, 1, -1 do sent[i] = nil end
-  return s, sent
-end
-
-local function call(s, sent, id, name, args, meta)
-  local params = { name = name, arguments = args }
-  if meta then params._meta = meta end
-  local before = #sent
-  s:receive(request(id, "tools/call", params))
-  local progress = {}
-  for i = before + 1, #sent - 1 do progress[#progress + 1] = sent[i] end
-  local reply = sent[#sent]
-  assert.equal(id, reply.id)
-  return reply.result, progress
-end
+local mcp = require "tests.support.mcp"
+local initialize, request, session, ready, call = mcp.initialize, mcp.request, mcp.session, mcp.ready, mcp.call
 
 describe("mcp session", function()
   local dir, cleanup

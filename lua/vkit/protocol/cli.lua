@@ -17,8 +17,11 @@ M.DOES_NOT = "It does not establish: isolation beyond each run's sandbox (Landlo
   .. "declared and pinned, or anything the checker itself does not check. BLOCKED is inconclusive, never a counterexample."
 
 --- Queues every check of a component at the project's HEAD commit.
+--  insist = {policy_sha256, package_sha256} (each optional): the exact pins
+--  the caller reviewed; the manifest's must be the same, else nothing is
+--  queued (component-policy-pin-mismatch, package-pin-mismatch).
 --  Returns the run ids or nil, message, code.
-function M.submit_component(store, project, component)
+function M.submit_component(store, project, component, insist)
   local repo, message, code = git.open(project)
   if not repo then return nil, message, code end
   local head
@@ -27,6 +30,14 @@ function M.submit_component(store, project, component)
   local resolved
   resolved, message, code = run.resolve(repo, head, component)
   if not resolved then return nil, message, code end
+  for _, pin in ipairs { { "policy", "component-policy", "component policy" }, { "package", "package", "package" } } do
+    local wanted = insist and insist[pin[1] .. "_sha256"]
+    local actual = resolved.pins[pin[1]].sha256
+    if wanted and wanted ~= actual then
+      return nil, ("component %s: the manifest at %s pins the %s %s as %s, not the %s you gave"):format(component,
+        head, pin[3], resolved.pins[pin[1]].path, actual, wanted), pin[2] .. "-pin-mismatch"
+    end
+  end
   local ids = {}
   for _, check in ipairs(resolved.policy.checks) do
     local one = assert(run.resolve(repo, head, component, check.id))
