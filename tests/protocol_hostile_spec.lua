@@ -11,17 +11,7 @@ local vkit = require "vkit"
 local json = vkit.json
 local fs = vkit.fs
 local t = require "tests.support.run"
-local project = dofile(vkit.root .. "/examples/external/project.lua")
-local protocol_run = require "vkit.protocol.run"
-local store_mod = require "vkit.store"
-
-local FORGE = assert(fs.read(vkit.root .. "/fixtures/protocol/forge.py", 1 << 20))
-local PLANT = assert(fs.read(vkit.root .. "/fixtures/protocol/plant_producer.py", 1 << 20))
-local BACKEND = vkit.root .. "/examples/external/verification/backend/"
-
-local function backend_dep(name)
-  return { path = "verification/backend/" .. name, sha256 = assert(vkit.hash.file(BACKEND .. name)) }
-end
+local support = require "tests.support.protocol"
 
 describe("a hostile producer or checker", function()
   local dir, cleanup
@@ -31,58 +21,9 @@ describe("a hostile producer or checker", function()
     cleanup()
   end)
 
-  -- A project whose producer is plant_producer.py in `mode` and whose
-  -- checker is forge.py in `checker_mode` (default: the honest checker).
-  local function build(opts)
-    local files = { ["verification/backend/plant.py"] = PLANT, ["verification/backend/forge.py"] = FORGE }
-    local inputs = { "verification/backend/plant.py", "verification/backend/forge.py" }
-    local overrides = { files = files, inputs = inputs }
-    if opts.producer_mode then
-      overrides.producer = {
-        argv = { "{{python}}", "-I", "-B", "{{snapshot}}/verification/backend/plant.py", "{{request}}", opts.producer_mode,
-                 opts.arg or "" },
-        dependencies = { { path = "verification/backend/plant.py", sha256 = vkit.hash.sha256(PLANT) } },
-      }
-    end
-    if opts.checker_mode then
-      overrides.checker = {
-        argv = { "{{python}}", "-I", "-B", "{{snapshot}}/verification/backend/forge.py", "{{request}}", opts.checker_mode,
-                 opts.arg or "" },
-        dependencies = { { path = "verification/backend/forge.py", sha256 = vkit.hash.sha256(FORGE) },
-                         backend_dep "check.py", backend_dep "smtlib.py" },
-      }
-    end
-    return project.build(dir, overrides)
-  end
-
-  -- Through the CLI and the job store, as a user runs it.
-  local function verify(p)
-    local r = t.vkit { "verify", "bvadd", "--project", p.path, "--wait", "60", "--json" }
-    local out = json.decode(r.stdout)
-    assert.is_table(out, r.stderr .. r.stdout)
-    local run = out.runs[1]
-    local state = store_mod.open(p.path):get(run.run_id)
-    return run, ("%s/attempts/%d"):format(state.dir, state.state.attempts), r.code
-  end
-
-  -- In process, with the sandbox taken out of every launch: what vkit's own
-  -- checks do where the kernel has no Landlock.
-  local function unsandboxed(p)
-    local repo = assert(vkit.git.open(p.path))
-    local resolved = assert(protocol_run.resolve(repo, p.head, project.COMPONENT, project.CHECK))
-    local attempt = dir .. "/attempt"
-    assert(fs.mkdirs(attempt))
-    local ctx = {
-      attempt_dir = attempt,
-      run_process = function(spec)
-        spec.sandbox = nil
-        return vkit.proc.run(spec)
-      end,
-    }
-    local result = protocol_run.run_check({ project = p.path, component = project.COMPONENT, check_id = project.CHECK,
-                                            commit = p.head, job_key = protocol_run.job_key(resolved) }, ctx, "r-test/1")
-    return result, attempt
-  end
+  local function build(opts) return support.build(dir, opts) end
+  local verify = support.verify
+  local function unsandboxed(p, opts) return support.unsandboxed(dir, p, opts) end
 
   describe("a producer that plants code the checker would import", function()
     for _, mode in ipairs { "package", "pycache" } do
