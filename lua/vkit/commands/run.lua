@@ -18,6 +18,7 @@ local USAGE = [[usage: vkit run list [--project DIR] [--json]
        vkit run wait --run ID [--wait S] [--project DIR] [--json]
        vkit run cancel --run ID [--project DIR] [--json]
        vkit run replay --run ID [--wait S] [--project DIR] [--json]
+       vkit run report --run ID [--format md|html|json|junit|text] [--output FILE] [--project DIR]
        vkit run worker [--project DIR]        (internal: executes queued runs)]]
 
 local function usage_error(message)
@@ -96,6 +97,34 @@ function actions.cancel(store, opts)
   end)
 end
 
+--- A self-contained report of what the run established (vkit.report):
+--  Markdown by default, to stdout or --output FILE.  Exit 0 when written.
+function actions.report(store, opts)
+  local report = require "vkit.report"
+  local format = opts.format or "md"
+  local known = false
+  for _, f in ipairs(report.FORMATS) do known = known or f == format end
+  if not known then return usage_error(("--format must be one of %s"):format(table.concat(report.FORMATS, ", "))) end
+  return with_run(store, opts, function(run)
+    local model, message = report.model(store, run)
+    if not model then
+      io.stderr:write("vkit: ", message, "\n")
+      return 1
+    end
+    local text = report.render(model, format)
+    if not opts.output then
+      io.stdout:write(text)
+      return 0
+    end
+    local ok, werr = require("vkit.fs").write_atomic(opts.output, text)
+    if not ok then
+      io.stderr:write("vkit: cannot write the report: ", werr, "\n")
+      return 3
+    end
+    return 0
+  end)
+end
+
 function actions.replay(store, opts)
   return with_run(store, opts, function(run)
     return require("vkit.protocol.cli").replay(store, run, opts)
@@ -111,10 +140,10 @@ return {
   usage = USAGE,
   run = function(argv)
     local action = argv[1]
-    if not action or not actions[action] then return usage_error("run needs one of: list, show, wait, cancel, replay") end
+    if not action or not actions[action] then return usage_error("run needs one of: list, show, wait, cancel, replay, report") end
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
       flags = { json = true },
-      options = { project = "string", run = "string", wait = "number" },
+      options = { project = "string", run = "string", wait = "number", format = "string", output = "string" },
     })
     if not opts then return usage_error(err) end
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
