@@ -16,12 +16,17 @@ M.NOT_ESTABLISHED = "Not established: finite paired results are sampled native o
   .. "they do not cover omitted inputs, prove deterministic behaviour, establish native compiler correspondence, "
   .. "or grant approval. An unsupported, incomplete or blocked method never becomes a passing result."
 
+--- nil when `method` names a certification method, else why not.
+function M.method_problem(method)
+  for _, m in ipairs(certify.METHODS) do if m == method then return nil end end
+  return ("unknown method %q (one of %s)"):format(tostring(method), table.concat(certify.METHODS, ", "))
+end
+
 --- Validates and queues a certification; returns the run id or nil, message.
 function M.submit(store, fields)
   local method = fields.method or "auto"
-  local known = false
-  for _, m in ipairs(certify.METHODS) do if m == method then known = true end end
-  if not known then return nil, ("unknown method %q (one of %s)"):format(method, table.concat(certify.METHODS, ", ")) end
+  local problem = M.method_problem(method)
+  if problem then return nil, problem end
   if json.kind(fields.request) ~= "object" then return nil, "the request must be a JSON object" end
   if type(fields.trusted_target) ~= "string" then return nil, "a trusted target commit is required" end
   if fields.kani_toolchain ~= nil and json.kind(fields.kani_toolchain) ~= "object" then

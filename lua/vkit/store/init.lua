@@ -44,12 +44,16 @@ local function write_json(path, value)
 end
 M.write_json = write_json
 
---- Opens (creating if needed) the store of a project directory.
-function M.open(project)
+--- Opens the store of a project directory, creating it unless
+--  opts.create == false (read-only commands never make a .vkit/: such a
+--  store simply has no runs until something is queued).
+function M.open(project, opts)
   local root = assert(vkit_fs.realpath(project))
   local dir = root .. "/.vkit"
-  assert(vkit_fs.mkdirs(dir .. "/runs"))
-  if not vkit_fs.lstat(dir .. "/.gitignore") then assert(vkit_fs.write_atomic(dir .. "/.gitignore", "*\n")) end
+  if not (opts and opts.create == false) then
+    assert(vkit_fs.mkdirs(dir .. "/runs"))
+    if not vkit_fs.lstat(dir .. "/.gitignore") then assert(vkit_fs.write_atomic(dir .. "/.gitignore", "*\n")) end
+  end
   return setmetatable({ project = root, dir = dir, runs = dir .. "/runs" }, Store)
 end
 
