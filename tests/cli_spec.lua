@@ -114,7 +114,7 @@ describe("vkit (the binary)", function()
     it("prints expression values without prompt noise", function()
       local r = t.vkit({ "repl" }, '1 + 1\n"s"\nvkit.json.decode("[1,2.5]")\n')
       assert.equal(0, r.code)
-      assert.equal('2\n"s"\n{ 1, 2.5 }\n', r.stdout)
+      assert.equal('2\n"s"\n[ 1, 2.5 ]\n', r.stdout)
     end)
 
     it("keeps state between lines and reads multi-line chunks", function()
