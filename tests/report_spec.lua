@@ -26,7 +26,7 @@ local function sample_model()
         coverage = { checked = 200, total = 300, unit = "inputs", text = "checked 200 of 300 accepted inputs (exhaustive)" },
         findings = { { title = "input 250", detail = HOSTILE, fields = { { label = "candidate", value = HOSTILE } } } },
         findings_total = 7 },
-      { name = "finite_paired", result = "samples_within_contract", passing = true,
+      { name = "finite_paired", result = "samples_within_contract", passing = false, sampled = true,
         coverage = { checked = 12, total = 300, unit = "inputs", text = "checked 12 of 300 accepted inputs (finite_paired, sampled)" },
         findings = {} },
     },
@@ -96,7 +96,7 @@ describe("run reports", function()
       local xml = report.render(sample_model(), "junit")
       local check = vkit.proc.run { exe = "/usr/bin/xmllint", argv = { "xmllint", "--noout", "-" }, stdin = xml }
       assert.equal(0, check.code, check.stderr)
-      assert.matches('<testsuites name="vkit" tests="2" failures="1" errors="0">', xml, 1, true)
+      assert.matches('<testsuites name="vkit" tests="2" failures="1" errors="0" skipped="1">', xml, 1, true)
       assert.matches('<failure message="observed_violation: checked 200 of 300 accepted inputs %(exhaustive%)"', xml)
       assert.matches("... and 6 more", xml, 1, true)
     end)
@@ -160,7 +160,7 @@ describe("run reports", function()
       local dom = browser.dom(dir, page)
       assert.matches('<span id="verdict" class="verdict fail" data%-passing="false">observed_violation</span>', dom)
       local methods = {}
-      for name, result, checked, total in dom:gmatch 'class="method" data%-method="([^"]+)" data%-result="([^"]+)" data%-passing="%a+" data%-checked="(%d+)" data%-total="(%d+)"' do
+      for name, result, checked, total in dom:gmatch 'class="method" data%-method="([^"]+)" data%-result="([^"]+)" data%-passing="%a+" data%-sampled="%a+" data%-checked="(%d+)" data%-total="(%d+)"' do
         methods[#methods + 1] = ("%s %s %s/%s"):format(name, result, checked, total)
       end
       assert.same({ "exhaustive observed_violation 200/300", "finite_paired samples_within_contract 12/300" }, methods)

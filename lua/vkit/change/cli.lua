@@ -28,6 +28,10 @@ function M.submit(store, fields)
   local problem = M.method_problem(method)
   if problem then return nil, problem end
   if json.kind(fields.request) ~= "object" then return nil, "the request must be a JSON object" end
+  -- A document that is not a change request is refused before anything is
+  -- queued; whether a well-formed request binds is preflight's to say.
+  local parsed, why = require("vkit.change.request").parse(fields.request)
+  if not parsed then return nil, why end
   if type(fields.trusted_target) ~= "string" then return nil, "a trusted target commit is required" end
   if fields.kani_toolchain ~= nil and json.kind(fields.kani_toolchain) ~= "object" then
     return nil, "the Kani toolchain pin must be a JSON object"

@@ -79,8 +79,9 @@ function M.render(model)
   end
   add(out, '<h2>Methods</h2><table id="methods"><tr><th>method</th><th>result</th><th>coverage</th></tr>')
   for _, m in ipairs(model.methods) do
-    add(out, ('<tr class="method" data-method="%s" data-result="%s" data-passing="%s" data-checked="%s" data-total="%s">'
-      .. '<td>%s</td><td>%s</td><td>%s</td></tr>'):format(h(m.name), h(m.result or "-"), tostring(m.passing == true),
+    add(out, ('<tr class="method" data-method="%s" data-result="%s" data-passing="%s" data-sampled="%s" data-checked="%s" '
+      .. 'data-total="%s"><td>%s</td><td>%s</td><td>%s</td></tr>'):format(h(m.name), h(m.result or "-"),
+      tostring(m.passing == true), tostring(m.sampled == true),
       tostring(m.coverage and m.coverage.checked or ""), tostring(m.coverage and m.coverage.total or ""), h(m.name),
       h(m.result or "-"), h(m.coverage and m.coverage.text or "")))
   end

@@ -1,8 +1,9 @@
 --- The JUnit XML view of a run's report, for CI systems that display test
 --  reports: one test suite per run, one test case per method; a method
 --  that does not make its claim is a <failure> carrying its findings, a run
---  that failed (infrastructure) an <error>.  Coverage goes to each case's
---  <system-out>, so a sampled or partial pass is visible there too.
+--  that failed (infrastructure) an <error>, a method whose claim holds only
+--  for the inputs it sampled <skipped> (neither a pass nor a failure).
+--  Coverage goes to each case's <system-out>.
 local x = require("vkit.report.markup").xml
 
 local M = {}
@@ -29,19 +30,21 @@ function M.render(model)
                  passing = false, findings = { { title = model.reason or model.status,
                                                  detail = model.message or model.error or "" } } }
   end
-  local failures, errors = 0, 0
+  local failures, errors, skipped = 0, 0, 0
   local failed_run = model.status == "failed"
   for _, m in ipairs(cases) do
-    if not m.passing then
+    if m.sampled then skipped = skipped + 1
+    elseif not m.passing then
       if failed_run then errors = errors + 1 else failures = failures + 1 end
     end
   end
   local suite = ("vkit %s %s"):format(model.kind, model.run_id)
   local out = {}
   add(out, '<?xml version="1.0" encoding="UTF-8"?>')
-  add(out, ('<testsuites name="vkit" tests="%d" failures="%d" errors="%d">'):format(#cases, failures, errors))
-  add(out, ('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" skipped="0" timestamp="%s">'):format(
-    x(suite), #cases, failures, errors, x((model.updated_at or ""):gsub("Z$", ""))))
+  add(out, ('<testsuites name="vkit" tests="%d" failures="%d" errors="%d" skipped="%d">'):format(#cases, failures, errors,
+    skipped))
+  add(out, ('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" skipped="%d" timestamp="%s">'):format(
+    x(suite), #cases, failures, errors, skipped, x((model.updated_at or ""):gsub("Z$", ""))))
   add(out, "    <properties>")
   for _, p in ipairs { { "outcome", model.outcome or model.status }, { "passing", tostring(model.passing == true) },
                        { "reason", model.reason } } do
@@ -53,7 +56,10 @@ function M.render(model)
   add(out, "    </properties>")
   for _, m in ipairs(cases) do
     add(out, ('    <testcase name="%s" classname="vkit.%s">'):format(x(m.name), x(model.kind)))
-    if not m.passing then
+    if m.sampled then
+      add(out, ('      <skipped message="%s"/>'):format(x(("only the sampled inputs were checked: %s"):format(
+        m.coverage and m.coverage.text or m.result or "-"))))
+    elseif not m.passing then
       local tag = failed_run and "error" or "failure"
       add(out, ('      <%s message="%s" type="%s">%s</%s>'):format(tag,
         x(("%s%s"):format(m.result or "-", m.coverage and (": " .. m.coverage.text) or "")), x(m.result or "-"),

@@ -30,7 +30,8 @@ function M.render(model)
   add(out, "| method | result | coverage |")
   add(out, "|---|---|---|")
   for _, m in ipairs(model.methods) do
-    add(out, ("| %s | %s%s | %s |"):format(md(m.name), m.passing and "✅ " or "❌ ", md(m.result or "-"),
+    add(out, ("| %s | %s%s | %s |"):format(md(m.name), m.passing and "✅ " or m.sampled and "⚠️ sampled: " or "❌ ",
+      md(m.result or "-"),
       md(m.coverage and m.coverage.text or "")))
   end
   add(out, "")
