@@ -9,6 +9,7 @@
  *   mkdirs(path [, mode]), mkdtemp(prefix), list(dir), remove_tree(root)
  *   realpath(path), cwd(), chmod(path, mode), symlink(target, path),
  *   mkfifo(path), lock(path [, {wait = true}]) -> lock handle
+ *   opendir(path) -> directory handle (fs_dir.c)
  *
  * kind is "file", "dir", "link" or "other" (type then says "fifo",
  * "socket", "char" or "block"); mode is the permission bits (07777).
@@ -16,6 +17,7 @@
  * not-a-regular-file, root-is-link, too-deep, locked.
  */
 #include "vkit.h"
+#include "fs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -43,7 +45,7 @@ static const char *kind_of(mode_t m, const char **type) {
 }
 
 /* Pushes the stat record; for links, the target read relative to dirfd. */
-static void push_stat(lua_State *L, const struct stat *st, int dirfd, const char *name) {
+void vkit_fs_push_stat(lua_State *L, const struct stat *st, int dirfd, const char *name) {
   const char *type;
   const char *kind = kind_of(st->st_mode, &type);
   lua_createtable(L, 0, 6);
@@ -73,7 +75,7 @@ static int fs_lstat(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   struct stat st;
   if (lstat(path, &st) != 0) return vkit_fail_errno(L, errno, path);
-  push_stat(L, &st, AT_FDCWD, path);
+  vkit_fs_push_stat(L, &st, AT_FDCWD, path);
   return 1;
 }
 
@@ -151,7 +153,7 @@ static int walk_dir(Walk *w, int dfd, size_t plen, int depth) {
       break;
     }
     lua_State *L = w->L;
-    push_stat(L, &st, dfd, names[i]);
+    vkit_fs_push_stat(L, &st, dfd, names[i]);
     lua_pushlstring(L, w->path, sub);
     lua_setfield(L, -2, "path");
     lua_rawseti(L, w->out, ++w->n);
@@ -216,44 +218,47 @@ static int fs_read(lua_State *L) {
   return 1;
 }
 
-static int fsync_parent(const char *path) {
-  char dir[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (slash == dir) dir[1] = '\0';
-  else if (slash) *slash = '\0';
-  else snprintf(dir, sizeof dir, ".");
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return errno;
-  int rc = fsync(dfd) == 0 ? 0 : errno;
-  close(dfd);
-  return rc;
+/* Temp file beside the target in dirfd, fsync, rename over it, fsync the
+ * directory: a reader sees the old bytes or the new bytes, never a mixture.
+ * The temp file is created O_EXCL | O_NOFOLLOW and renamed within dirfd, so
+ * a link at name is replaced, never followed.  0 or errno. */
+int vkit_fs_write_atomic_at(int dirfd, const char *name, const char *bytes, size_t len, mode_t mode) {
+  char tmp[NAME_MAX + 1];
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (snprintf(tmp, sizeof tmp, ".%.200s.tmp-%d-%ld", name, (int)getpid(), ts.tv_nsec) >= (int)sizeof tmp)
+    return ENAMETOOLONG;
+  int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return errno;
+  int err = vkit_write_all(fd, bytes, len);
+  if (!err && fchmod(fd, mode) != 0) err = errno;
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && renameat(dirfd, tmp, dirfd, name) != 0) err = errno;
+  if (err) {
+    unlinkat(dirfd, tmp, 0);
+    return err;
+  }
+  return fsync(dirfd) == 0 ? 0 : errno;
 }
 
-/* Temp file beside the target, fsync, rename over it, fsync the directory:
- * a reader sees the old bytes or the new bytes, never a mixture. */
 static int fs_write_atomic(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   size_t len;
   const char *bytes = luaL_checklstring(L, 2, &len);
   mode_t mode = (mode_t)luaL_optinteger(L, 3, 0644);
-  char tmp[PATH_MAX];
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  if (snprintf(tmp, sizeof tmp, "%s.tmp-%d-%ld", path, (int)getpid(), ts.tv_nsec) >= (int)sizeof tmp)
-    return vkit_fail_errno(L, ENAMETOOLONG, path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) return vkit_fail_errno(L, errno, tmp);
-  int err = vkit_write_all(fd, bytes, len);
-  if (!err && fchmod(fd, mode) != 0) err = errno;
-  if (!err && fsync(fd) != 0) err = errno;
-  if (close(fd) != 0 && !err) err = errno;
-  if (!err && rename(tmp, path) != 0) err = errno;
-  if (err) {
-    unlink(tmp);
-    return vkit_fail_errno(L, err, path);
-  }
-  if ((err = fsync_parent(path)) != 0) return vkit_fail_errno(L, err, path);
+  char dir[PATH_MAX];
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return vkit_fail_errno(L, ENAMETOOLONG, path);
+  char *slash = strrchr(dir, '/');
+  const char *name = slash ? slash + 1 : dir, *parent = ".";
+  if (*name == '\0') return vkit_fail_errno(L, EISDIR, path);
+  if (slash == dir) parent = "/";
+  else if (slash) *slash = '\0', parent = dir;
+  int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return vkit_fail_errno(L, errno, path);
+  int err = vkit_fs_write_atomic_at(dfd, name, bytes, len, mode);
+  close(dfd);
+  if (err) return vkit_fail_errno(L, err, path);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -491,10 +496,11 @@ static const luaL_Reg fs_funcs[] = {
   {"mkdtemp", fs_mkdtemp},     {"list", fs_list},       {"remove_tree", fs_remove_tree},
   {"realpath", fs_realpath},   {"cwd", fs_cwd},         {"chmod", fs_chmod},
   {"symlink", fs_symlink},     {"mkfifo", fs_mkfifo},   {"lock", fs_lock},
-  {NULL, NULL}};
+  {"opendir", vkit_fs_opendir}, {NULL, NULL}};
 
 int luaopen_vkit_fs(lua_State *L) {
   vkit_newclass(L, LOCK, lock_methods, lock_meta);
+  vkit_fs_dir_register(L);
   luaL_newlib(L, fs_funcs);
   return 1;
 }

@@ -72,9 +72,12 @@ int git_resolve_commit(git_repository *repo, const char *hex, size_t len,
 
 /* Checks one tree-entry name; NULL when safe, else the refusal code.  Rules:
  * non-empty, no NUL, no '/', no backslash, not "." or "..", not ".git" in any
- * case (nor its NTFS aliases ".git " / ".git." / "git~1"), at most
- * GIT_MAX_NAME bytes. */
+ * case nor any name Git's verify_path refuses for it under core.protectNTFS
+ * and core.protectHFS (git-component), at most GIT_MAX_NAME bytes. */
 const char *git_check_name(const char *name, size_t len);
+/* What a symbolic link's name must not be besides (".gitmodules" and its
+ * NTFS/HFS+ aliases: gitmodules-link); NULL when safe. */
+const char *git_check_link_name(const char *name, size_t len);
 /* Checks a caller-supplied relative path ("a/b.txt"); NULL or a sentence
  * (into why) saying why it is invalid. */
 const char *git_check_path(const char *path, size_t len, char *why, size_t whylen);

@@ -12,8 +12,11 @@
  *   backslash         a name containing '\'
  *   dot-component     "."
  *   parent-component  ".."
- *   git-component     ".git" in any case, or its NTFS aliases (".git" with
- *                     trailing dots or spaces, "git~1")
+ *   git-component     ".git" in any case, or a name NTFS or HFS+ takes for it
+ *                     (trailing dots or spaces, an alternate data stream
+ *                     ".git::$INDEX_ALLOCATION", "git~1", ignorable Unicode
+ *                     code points): what Git's verify_path refuses
+ *   gitmodules-link   a symbolic link named ".gitmodules" or an alias of it
  *   name-too-long     a component over 255 bytes
  *   path-too-long     a full path over 4096 bytes
  *   path-collision    two entries of one tree with the same name (a file and
@@ -30,22 +33,133 @@
 
 /* ---- names and paths ----------------------------------------------------- */
 
-static int ieq(const char *a, size_t n, const char *lower) {
-  if (strlen(lower) != n) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
-    if (c != lower[i]) return 0;
+/* ---- names Git itself refuses to check out ---------------------------------
+ *
+ * Git's verify_path() with core.protectNTFS and core.protectHFS (git's path.c
+ * is_ntfs_dotgit / is_ntfs_dot_generic, utf8.c is_hfs_dot_generic) refuses a
+ * component that a Windows or macOS filesystem would take for ".git": a
+ * capture may be copied to such a host, so vkit refuses what Git refuses,
+ * from this one table.  Each entry is a dot-name; `links_only` entries are
+ * refused only as symbolic links (".gitmodules", whose link Git would
+ * follow); `ntfs_short` is its NTFS 8.3 short-name prefix ("git~1" is
+ * ".git"'s, matched exactly, the others as Git's fallback hash forms). */
+typedef struct {
+  const char *name;        /* without the dot */
+  const char *ntfs_short;  /* 6-character prefix of the fallback short name, or NULL */
+  int links_only;
+  const char *code;
+} DotName;
+
+static const DotName DOT_NAMES[] = {
+  {"git", NULL, 0, "git-component"},
+  {"gitmodules", "gi7eba", 1, "gitmodules-link"},
+};
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c; }
+
+static int iprefix(const char *s, size_t n, const char *lowered) {
+  size_t m = strlen(lowered);
+  if (n < m) return 0;
+  for (size_t i = 0; i < m; i++)
+    if (lower((unsigned char)s[i]) != lowered[i]) return 0;
+  return 1;
+}
+
+/* NTFS ignores trailing dots and spaces, and ':' starts an alternate data
+ * stream (".git::$INDEX_ALLOCATION" is the directory itself). */
+static int ntfs_rest_is_empty(const char *s, size_t n, size_t from) {
+  for (size_t i = from; i < n; i++) {
+    if (s[i] == ':') return 1;
+    if (s[i] != '.' && s[i] != ' ') return 0;
   }
   return 1;
 }
 
-/* ".git" in any case; NTFS also ignores trailing dots and spaces, and
- * "git~1" is its 8.3 short name.  A capture may be copied to such a host. */
-static int is_dotgit(const char *s, size_t n) {
-  size_t m = n;
-  while (m > 4 && (s[m - 1] == '.' || s[m - 1] == ' ')) m--;
-  return ieq(s, m, ".git") || ieq(s, n, "git~1");
+static int is_ntfs_alias(const char *s, size_t n, const DotName *d) {
+  size_t len = strlen(d->name);
+  if (n > 0 && s[0] == '.' && iprefix(s + 1, n - 1, d->name) && ntfs_rest_is_empty(s, n, len + 1)) return 1;
+  if (!d->ntfs_short) {
+    /* ".git"'s short name is "git~1" exactly (case-insensitive letters). */
+    return iprefix(s, n, d->name) && n >= len + 2 && s[len] == '~' && s[len + 1] == '1' &&
+           ntfs_rest_is_empty(s, n, len + 2);
+  }
+  /* The regular short name: the first six letters, then ~1 .. ~4. */
+  if (n >= 8) {
+    char six[7];
+    memcpy(six, d->name, 6);
+    six[6] = '\0';
+    if (iprefix(s, n, six) && s[6] == '~' && s[7] >= '1' && s[7] <= '4') return ntfs_rest_is_empty(s, n, 8);
+  }
+  /* The fallback short name: up to six letters of the hash prefix, then ~N. */
+  int saw_tilde = 0;
+  size_t i;
+  for (i = 0; i < 8; i++) {
+    if (i >= n) return 0;
+    unsigned char c = (unsigned char)s[i];
+    if (saw_tilde) {
+      if (c < '0' || c > '9') return 0;
+    } else if (c == '~') {
+      if (++i >= n || s[i] < '1' || s[i] > '9') return 0;
+      saw_tilde = 1;
+    } else if (i >= 6 || (c & 0x80) || lower(c) != d->ntfs_short[i]) {
+      return 0;
+    }
+  }
+  return ntfs_rest_is_empty(s, n, 8);
+}
+
+/* The next code point of s[*i..n) that HFS+ does not ignore; 0 at the end
+ * or at malformed UTF-8 (as Git's next_hfs_char, which stops there). */
+static unsigned long next_hfs_char(const char *s, size_t n, size_t *i) {
+  for (;;) {
+    if (*i >= n) return 0;
+    unsigned char c = (unsigned char)s[*i];
+    unsigned long cp;
+    size_t extra;
+    if (c < 0x80) cp = c, extra = 0;
+    else if ((c & 0xE0) == 0xC0) cp = c & 0x1F, extra = 1;
+    else if ((c & 0xF0) == 0xE0) cp = c & 0x0F, extra = 2;
+    else if ((c & 0xF8) == 0xF0) cp = c & 0x07, extra = 3;
+    else return 0;
+    if (extra && *i + extra >= n) return 0;
+    for (size_t k = 1; k <= extra; k++) {
+      unsigned char cc = (unsigned char)s[*i + k];
+      if ((cc & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    *i += extra + 1;
+    switch (cp) {
+      case 0x200c: case 0x200d: case 0x200e: case 0x200f:             /* zero-width (non-)joiners, marks */
+      case 0x202a: case 0x202b: case 0x202c: case 0x202d: case 0x202e: /* embeddings, overrides */
+      case 0x206a: case 0x206b: case 0x206c: case 0x206d: case 0x206e: case 0x206f: /* shaping controls */
+      case 0xfeff:                                                     /* zero-width no-break space */
+        continue;
+      default:
+        return cp;
+    }
+  }
+}
+
+/* HFS+ ignores those code points and folds case: "\u200c.Git" is ".git". */
+static int is_hfs_alias(const char *s, size_t n, const DotName *d) {
+  size_t i = 0;
+  if (next_hfs_char(s, n, &i) != '.') return 0;
+  for (const char *p = d->name; *p; p++) {
+    unsigned long c = next_hfs_char(s, n, &i);
+    if (c > 127 || (unsigned long)lower((int)c) != (unsigned char)*p) return 0;
+  }
+  return next_hfs_char(s, n, &i) == 0;
+}
+
+/* The code of the table entry the name is an alias of, or NULL; links_only
+ * entries count only when `link`. */
+static const char *dot_name_alias(const char *s, size_t n, int link) {
+  for (size_t k = 0; k < sizeof DOT_NAMES / sizeof DOT_NAMES[0]; k++) {
+    const DotName *d = &DOT_NAMES[k];
+    if (d->links_only && !link) continue;
+    if (is_ntfs_alias(s, n, d) || is_hfs_alias(s, n, d)) return d->code;
+  }
+  return NULL;
 }
 
 const char *git_check_name(const char *s, size_t n) {
@@ -56,7 +170,8 @@ const char *git_check_name(const char *s, size_t n) {
   if (memchr(s, '\\', n)) return "backslash";
   if (n == 1 && s[0] == '.') return "dot-component";
   if (n == 2 && s[0] == '.' && s[1] == '.') return "parent-component";
-  if (is_dotgit(s, n)) return "git-component";
+  const char *alias = dot_name_alias(s, n, 0);
+  if (alias) return alias;
   if (n > GIT_MAX_NAME) return "name-too-long";
   return NULL;
 }
@@ -69,9 +184,14 @@ static const char *name_noun(const char *code) {
   if (!strcmp(code, "backslash")) return "a backslash";
   if (!strcmp(code, "dot-component")) return "a '.' component";
   if (!strcmp(code, "parent-component")) return "a '..' component";
-  if (!strcmp(code, "git-component")) return "a '.git' component";
+  if (!strcmp(code, "git-component")) return "a '.git' component (or a name Windows or macOS takes for '.git')";
+  if (!strcmp(code, "gitmodules-link")) return "a symbolic link named as '.gitmodules'";
   if (!strcmp(code, "name-too-long")) return "a component over 255 bytes";
   return "a '/' inside a name";
+}
+
+const char *git_check_link_name(const char *s, size_t n) {
+  return dot_name_alias(s, n, 1);
 }
 
 const char *git_check_path(const char *path, size_t len, char *why, size_t whylen) {
@@ -423,6 +543,11 @@ int git_walk(git_odb *odb, const git_oid *root, const char *prefix, int flags,
     if (mode == 0040000) {
       if (stack_push(&s, odb, &e->oid, path, len, f)) goto done;
       continue;
+    }
+    const char *link_code = mode == 0120000 ? git_check_link_name(e->name, e->namelen) : NULL;
+    if (link_code) {
+      gitfail_set(f, link_code, "%s is %s", path, name_noun(link_code));
+      goto done;
     }
     if ((flags & GIT_WALK_FILES_ONLY) && mode == 0120000) {
       gitfail_set(f, "symlink", "%s is a symbolic link", path);

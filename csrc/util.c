@@ -190,7 +190,11 @@ static int file_bytes_fill(VkitFileBytes *b, int fd, size_t size, lua_Integer ma
 }
 
 int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
+  return vkit_open_regular_at(L, AT_FDCWD, path, path, nofollow, st);
+}
+
+int vkit_open_regular_at(lua_State *L, int dirfd, const char *name, const char *path, int nofollow, struct stat *st) {
+  int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
   int err = fd < 0 ? errno : 0;
   if (!err && fstat(fd, st) != 0) err = errno;
   if (!err && S_ISREG(st->st_mode)) {
@@ -205,10 +209,15 @@ int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat 
 }
 
 VkitFileBytes *vkit_read_file(lua_State *L, const char *path, lua_Integer max, int nofollow) {
+  return vkit_read_file_at(L, AT_FDCWD, path, path, max, nofollow);
+}
+
+VkitFileBytes *vkit_read_file_at(lua_State *L, int dirfd, const char *name, const char *path, lua_Integer max,
+                                 int nofollow) {
   /* The userdata comes first: nothing that can raise runs while fd is open. */
   VkitFileBytes *b = vkit_newgcdata(L, sizeof *b, FILE_BYTES, file_bytes_gc);
   struct stat st;
-  int fd = vkit_open_regular(L, path, nofollow, &st);
+  int fd = vkit_open_regular_at(L, dirfd, name, path, nofollow, &st);
   if (fd < 0) {
     lua_remove(L, -4); /* the userdata, under the failure */
     return NULL;

@@ -71,6 +71,10 @@ lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer d
  * and returns -1. */
 int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat *st);
 
+/* The same for name relative to the directory dirfd (AT_FDCWD: the working
+ * directory); path is what a failure's message calls the file. */
+int vkit_open_regular_at(lua_State *L, int dirfd, const char *name, const char *path, int nofollow, struct stat *st);
+
 /* A whole file's bytes (vkit_read_file), in a userdata whose __gc frees them. */
 typedef struct { char *data; size_t len, cap; int mapped; } VkitFileBytes;
 
@@ -82,6 +86,10 @@ typedef struct { char *data; size_t len, cap; int mapped; } VkitFileBytes;
  * Pushes the bytes' userdata and returns it, or pushes `nil, message, code`
  * and returns NULL.  Raises when out of memory. */
 VkitFileBytes *vkit_read_file(lua_State *L, const char *path, lua_Integer max, int nofollow);
+
+/* vkit_read_file of name relative to the directory dirfd (see above). */
+VkitFileBytes *vkit_read_file_at(lua_State *L, int dirfd, const char *name, const char *path, lua_Integer max,
+                                 int nofollow);
 
 /* Frees the bytes now rather than at the userdata's collection. */
 void vkit_file_bytes_release(VkitFileBytes *b);

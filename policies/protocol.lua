@@ -23,7 +23,13 @@ return {
     max_deadline_ms = 3600 * 1000,
     grace_ms = 2000,
   },
+  -- Landlock, where the kernel offers it (optional: elsewhere the commands
+  -- run unconfined and logs/<role>.json says sandbox "none"): the producer
+  -- may write only beneath evidence/ and producer/, the checker only
+  -- beneath checker/, both also these host files.  Reads are not limited.
+  sandbox = { optional = true, writable = { "/dev/null" } },
   env = {                                       -- the closed environment of both commands
+                                                -- (HOME and TMPDIR: the role's own, made empty)
     PATH = "/usr/bin:/bin",
     LC_ALL = "C",
     HOME = "/nonexistent",

@@ -1,5 +1,6 @@
 -- End to end: the built vkit binary as a user runs it.
 local t = require "tests.support.run"
+local vkit = require "vkit"
 
 describe("vkit (the binary)", function()
   local dir, cleanup
@@ -70,7 +71,13 @@ describe("vkit (the binary)", function()
     it("prints the versions of everything embedded", function()
       local r = t.vkit { "version" }
       assert.equal(0, r.code)
-      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nOpenSSL 3[^\n]*\nlibgit2 1%.%d+%.%d+\n$", r.stdout)
+      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nOpenSSL 3[^\n]*\nlibgit2 1%.%d+%.%d+\n"
+        .. "tree%-sitter 0%.%d+%.%d+ %(npm tree%-sitter, language ABI %d+, oldest compatible %d+%)\n"
+        .. "tree%-sitter%-rust 0%.%d+%.%d+ %(npm tree%-sitter%-rust, ABI %d+%)\n$", r.stdout)
+      local as_json = vkit.json.decode(t.vkit({ "version", "--json" }).stdout)
+      assert.equal(vkit.ts.identity().runtime.version, as_json["tree-sitter"].version)
+      assert.equal(vkit.ts.identity().grammar.version, as_json["tree-sitter-rust"].version)
+      assert.equal(vkit.version, as_json.vkit.version)
     end)
 
     it("answers an unknown subcommand with one line and exit 2", function()
@@ -78,6 +85,22 @@ describe("vkit (the binary)", function()
       assert.equal(2, r.code)
       assert.matches('^vkit: unknown subcommand "frobnicate"\n', r.stderr)
       assert.equal("", r.stdout)
+    end)
+
+    it("takes a number option only as a plain decimal", function()
+      local args = require "vkit.args"
+      local spec = { options = { wait = "number" } }
+      assert.equal(16, args.parse({ "--wait", "16" }, spec).wait)
+      assert.equal(2.5, args.parse({ "--wait=2.5" }, spec).wait)
+      assert.equal(-1, args.parse({ "--wait", "-1" }, spec).wait, "a range check names it out of range")
+      for _, bad in ipairs { "0x10", "1e1", " 5", "5 ", "inf", "nan", "+5", ".5", "5.", "" } do
+        local opts, message = args.parse({ "--wait", bad }, spec)
+        assert.is_nil(opts, bad)
+        assert.matches("needs a decimal number", message)
+      end
+      local r = t.vkit { "run", "wait", "--run", "r-20260101T000000Z-abcdefabcdef", "--wait", "0x10", "--project", dir }
+      assert.equal(2, r.code)
+      assert.matches('--wait needs a decimal number, got "0x10"', r.stderr, 1, true)
     end)
 
     it("answers bad arguments with exit 2", function()
@@ -91,7 +114,7 @@ describe("vkit (the binary)", function()
     it("prints expression values without prompt noise", function()
       local r = t.vkit({ "repl" }, '1 + 1\n"s"\nvkit.json.decode("[1,2.5]")\n')
       assert.equal(0, r.code)
-      assert.equal('2\n"s"\n{ 1, 2.5 }\n', r.stdout)
+      assert.equal('2\n"s"\n[ 1, 2.5 ]\n', r.stdout)
     end)
 
     it("keeps state between lines and reads multi-line chunks", function()

@@ -167,6 +167,89 @@ describe("vkit.fs", function()
     end)
   end)
 
+  describe("directory handles", function()
+    -- A tree another process can write (a run directory a producer knows):
+    -- every path is resolved beneath the handle, a link is never followed.
+    local outside
+    before_each(function() outside = assert(fs.mkdtemp "/tmp/vkit-outside-") end)
+    after_each(function() fs.remove_tree(outside) end)
+
+    it("writes, reads, makes and renames beneath the directory", function()
+      local d <close> = assert(fs.opendir(dir))
+      assert.is_true(d:mkdirs "logs/deep")
+      assert.is_true(d:mkdirs "logs/deep")
+      assert.is_true(d:write_atomic("logs/deep/a.json", "{}"))
+      assert.equal("{}", d:read("logs/deep/a.json", 10))
+      assert.equal("{}", fs.read(dir .. "/logs/deep/a.json", 10))
+      assert.same({ "a.json" }, fs.list(dir .. "/logs/deep"), "no temp file is left")
+      assert.equal("file", d:lstat("logs/deep/a.json").kind)
+      assert.is_true(d:rename("logs/deep/a.json", "b.json"))
+      assert.equal("EEXIST", select(3, d:rename("logs", "b.json")), "a rename never replaces")
+      assert.equal("EEXIST", select(3, d:mkdir "logs"))
+      local sub <close> = assert(d:sub "logs")
+      assert.equal(dir .. "/logs", sub:path())
+      assert.is_true(sub:write_atomic("c", "c"))
+      assert.equal("c", fs.read(dir .. "/logs/c", 10))
+    end)
+
+    it("refuses a link anywhere on the way, and writes nothing outside", function()
+      local d <close> = assert(fs.opendir(dir))
+      assert(fs.symlink(outside, dir .. "/logs"))
+      for _, call in ipairs {
+        { "write_atomic", "logs/x", "x" }, { "read", "logs/x", 10 }, { "mkdir", "logs/y" }, { "mkdirs", "logs/y/z" },
+        { "sub", "logs" }, { "lstat", "logs/x" },
+      } do
+        local ok, message, code = d[call[1]](d, call[2], call[3])
+        assert.is_nil(ok, call[1])
+        assert.equal("link-in-path", code, call[1])
+        assert.matches("logs: is a symbolic link", message, 1, true)
+      end
+      assert.same({}, fs.list(outside))
+      assert.equal("link-in-path", select(3, fs.opendir(dir .. "/logs")))
+      -- A link in place of the file itself is replaced, not written through.
+      t.write(outside .. "/target", "kept")
+      assert(fs.symlink(outside .. "/target", dir .. "/result.json"))
+      assert.is_true(d:write_atomic("result.json", "new"))
+      assert.equal("kept", fs.read(outside .. "/target", 10))
+      assert.equal("file", fs.lstat(dir .. "/result.json").kind)
+      -- Reading never follows one.
+      assert(fs.symlink(outside .. "/target", dir .. "/receipt.json"))
+      assert.equal("not-a-regular-file", select(3, d:read("receipt.json", 10)))
+    end)
+
+    it("keeps its directory when the path is renamed behind it", function()
+      assert(fs.mkdirs(dir .. "/run"))
+      local d <close> = assert(fs.opendir(dir .. "/run"))
+      assert(os.rename(dir .. "/run", dir .. "/moved"))
+      assert(fs.symlink(outside, dir .. "/run"))
+      assert.is_true(d:write_atomic("f", "f"))
+      assert.equal("f", fs.read(dir .. "/moved/f", 10))
+      assert.same({}, fs.list(outside))
+    end)
+
+    it("names what stands in the way: a file, a directory, too many bytes", function()
+      local d <close> = assert(fs.opendir(dir))
+      t.write(dir .. "/file", "12345")
+      assert.equal("not-a-directory", select(3, d:write_atomic("file/x", "x")))
+      assert.equal("not-a-directory", select(3, fs.opendir(dir .. "/file")))
+      assert(fs.mkdirs(dir .. "/result.json"))
+      assert.equal("EISDIR", select(3, d:write_atomic("result.json", "x")))
+      assert.equal("too-large", select(3, d:read("file", 4)))
+      assert(fs.mkfifo(dir .. "/pipe"))
+      assert.equal("not-a-regular-file", select(3, d:read("pipe", 4)))
+      assert.equal("ENOENT", select(3, d:read("none", 4)))
+    end)
+
+    it("raises on a path that is not relative and normal", function()
+      local d <close> = assert(fs.opendir(dir))
+      for _, bad in ipairs { "", "/etc/passwd", "../x", "a/../b", "a//b", "a/", "./a" } do
+        assert.has_error(function() d:write_atomic(bad, "x") end, nil, bad)
+      end
+      d:close()
+      assert.has_error(function() d:read("x", 1) end)
+    end)
+  end)
+
   it("lists a directory sorted", function()
     for _, name in ipairs { "b", "a", "c" } do t.write(dir .. "/" .. name, "") end
     assert.same({ "a", "b", "c" }, fs.list(dir))

@@ -228,6 +228,54 @@ describe("vkit.git capture", function()
       end
     end)
 
+    -- What Git's own verify_path refuses under core.protectNTFS and
+    -- core.protectHFS (git's path.c and utf8.c), from one table in
+    -- git_tree.c: every name Windows or macOS would take for ".git", and a
+    -- link named as ".gitmodules".
+    local ZWNJ, ZWJ, LRM, BOM, LRO = "\u{200c}", "\u{200d}", "\u{200e}", "\u{feff}", "\u{202d}"
+    local git_aliases = {
+      "git~1.", "GIT~1 ", "Git~1", "git~1::$INDEX_ALLOCATION", ".git::$INDEX_ALLOCATION", ".git:x", ".GIT:",
+      ".git.", ".git ", ".git . .", "." .. ZWNJ .. "git", ".g" .. ZWJ .. "it", ".gi" .. LRM .. "t" .. BOM,
+      BOM .. ".GIT", ".Gi" .. LRO .. "T",
+    }
+    local gitmodules_links = { ".gitmodules", ".GITMODULES", ".gitmodules . ", ".gitmodules:stream", "gitmod~1",
+                               "GITMOD~4 ", "gi7eba~1", "gi7eba~9", "gi7eb~12", ".gitm" .. ZWNJ .. "odules" }
+    local allowed = { ".github", ".gitignore", ".git-blame-ignore-revs", "git~2", "git~10", "git~1a", ".gitx",
+                      "x.git", ".g.it", ".gi\u{2010}t", "gitmod~5", "gi7eba~1x" }
+
+    it("refuses every name Windows or macOS would take for .git, in a file or a directory", function()
+      for _, name in ipairs(git_aliases) do
+        for _, e in ipairs { entry(name), entry(name, "40000", evil) } do
+          local c = g.raw_commit(repo, { entry("ok"), e })
+          refused(c, "git-component")
+          assert.equal("git-component", select(3, repo:tree(c)), name)
+        end
+      end
+    end)
+
+    it("refuses a link named as .gitmodules, but not such a file", function()
+      local target = assert(repo:write_blob "elsewhere")
+      for _, name in ipairs(gitmodules_links) do
+        local c = g.raw_commit(repo, { entry("ok"), entry(name, "120000", target) })
+        assert.equal("gitmodules-link", select(3, repo:tree(c)), name)
+        local file = g.raw_commit(repo, { entry("ok"), entry(name) })
+        assert.is_table(repo:tree(file), name)
+      end
+    end)
+
+    it("captures the names Git allows", function()
+      for i, name in ipairs(allowed) do
+        local c = g.raw_commit(repo, { entry(name) })
+        local dest = ("%s/allowed-%d"):format(out, i)
+        assert.is_table(repo:capture(c, dest), name)
+        assert.equal("file", fs.lstat(dest .. "/" .. name).kind, name)
+      end
+      local none, message, code = repo:capture(g.raw_commit(repo, { entry("x") }), out .. "/p", { "d/git~1./x" })
+      assert.is_nil(none)
+      assert.equal("invalid-path", code)
+      assert.matches("a '.git' component", message, 1, true)
+    end)
+
     it("refuses paths over 4,096 bytes", function()
       local tree = evil
       for i = 1, 17 do tree = assert(repo:write_tree_raw { entry(("%02d"):format(i) .. ("p"):rep(253), "40000", tree) }) end

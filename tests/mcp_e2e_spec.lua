@@ -11,7 +11,7 @@ local t = require "tests.support.run"
 local intents = require "tests.support.intents"
 local project = dofile(vkit.root .. "/examples/external/project.lua")
 
-local TOOLS = { "change_certify", "run_get", "run_wait", "verify", "vac_verify" }
+local TOOLS = { "change_certify", "run_get", "run_wait", "run_list", "run_report", "verify", "vac_verify" }
 
 local installed = false
 local function install_client()
@@ -116,7 +116,7 @@ describe("vkit mcp with the official MCP SDK client", function()
       assert.is_string(tool.title)
     end
     table.sort(names)
-    assert.same({ "change_certify", "run_get", "run_wait", "vac_verify", "verify" }, names)
+    assert.same({ "change_certify", "run_get", "run_list", "run_report", "run_wait", "vac_verify", "verify" }, names)
 
     -- change_certify queues and answers at once; run_wait follows it to the end.
     assert.is_true(s.certify.ok, json.encode(s.certify))
@@ -166,6 +166,26 @@ describe("vkit mcp with the official MCP SDK client", function()
     assert.same(final, s.get.value.structured)
     assert.is_false(s.get.value.isError)
     assert.same(final, s.wait_zero.value.structured)
+
+    -- run_list lists the run as run_get reports it; run_report renders its report.
+    assert.is_false(s.list.value.isError, json.encode(s.list))
+    assert.equal(1, s.list.value.structured.total)
+    assert.same(final, s.list.value.structured.runs[1])
+    local md = s.report_md.value.structured
+    assert.equal("md", md.format)
+    assert.matches("# vkit change certification `" .. final.run_id, md.report, 1, true)
+    assert.matches('<testsuites name="vkit"', s.report_junit.value.structured.report, 1, true)
+    local model = json.decode(s.report_json.value.structured.report)
+    assert.equal(final.run_id, model.run_id)
+    assert.equal(s.report_json.value.structured.passing, model.passing)
+
+    -- An argument that is not a full commit id, or a request that is not a
+    -- change request, is a tool error naming it, and nothing is queued.
+    assert.is_true(s.target_not_commit.value.isError)
+    assert.matches("arguments.trusted_target_oid: must match", s.target_not_commit.value.text[1], 1, true)
+    assert.is_true(s.request_invalid.value.isError)
+    assert.matches("request: ", s.request_invalid.value.text[1], 1, true)
+    assert.equal(1, s.list_after_refusals.value.structured.total, "the refused calls queued nothing")
 
     -- A blocked run is a tool result with isError and the summary, never a protocol error.
     local blocked = s.blocked.value

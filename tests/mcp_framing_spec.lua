@@ -149,9 +149,25 @@ describe("mcp tool arguments", function()
     end
   end)
 
-  it("refuses to enforce a schema with a keyword it does not check", function()
+  it("refuses to enforce a schema with a keyword or a pattern it does not check", function()
+    assert.has_error(function()
+      arguments.check(json.object { type = "string", format = "uri" }, "b")
+    end, 'schema keyword "format" is not enforced')
     assert.has_error(function()
       arguments.check(json.object { type = "string", pattern = "^a" }, "b")
-    end, 'schema keyword "pattern" is not enforced')
+    end, 'schema pattern "^a" is not enforced')
+  end)
+
+  it("enforces the patterns it publishes exactly", function()
+    local hex = json.object { type = "string", pattern = "^[0-9a-f]{64}$" }
+    assert.is_true(arguments.check(hex, ("a"):rep(64)))
+    for _, bad in ipairs { ("a"):rep(63), ("a"):rep(65), ("A"):rep(64), ("g"):rep(64), ("a"):rep(64) .. "\n" } do
+      assert.is_nil(arguments.check(hex, bad), bad)
+    end
+    local oid = json.object { type = "string", pattern = "^([0-9a-f]{40}|[0-9a-f]{64})$" }
+    assert.is_true(arguments.check(oid, ("b"):rep(40)))
+    assert.is_true(arguments.check(oid, ("b"):rep(64)))
+    assert.is_nil(arguments.check(oid, ("b"):rep(41)))
+    assert.is_nil(arguments.check(oid, "main"))
   end)
 end)

@@ -53,6 +53,14 @@ describe("vkit.schema", function()
     expect("invalid-value", "kind", (good:gsub('"kind":"a"', '"kind":"c"')))
   end)
 
+  it("names a unique-array item that canonical JSON cannot hold, never raising", function()
+    local loose = S.array(S.any_object, { unique = true })
+    local ok, err = check(loose, '[{"n":9007199254740993}]')
+    assert.is_nil(ok)
+    assert.equal("number-out-of-range", err.code)
+    assert.equal("[1]", err.path)
+  end)
+
   it("accepts only full lowercase commit ids and SHA-256 digests", function()
     for _, bad in ipairs { "main", "HEAD", ("a"):rep(39), ("A"):rep(40), ("g"):rep(40), ("a"):rep(41) } do
       expect("bad-format", "id", (good:gsub(("a"):rep(40), bad)))

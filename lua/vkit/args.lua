@@ -12,9 +12,11 @@ local M = {}
 local function convert(name, kind, text)
   if kind == "string" then return text end
   if kind == "number" then
-    local n = tonumber(text)
-    if not n or n ~= n or n == math.huge or n == -math.huge then
-      return nil, ("--%s needs a number, got %q"):format(name, text)
+    -- A plain decimal (5, 2.5, -1): Lua's tonumber would also take 0x10,
+    -- 1e1, " 5" or "inf", which a person never means as seconds.
+    local n = (text:match "^%-?%d+$" or text:match "^%-?%d+%.%d+$") and tonumber(text)
+    if not n then
+      return nil, ("--%s needs a decimal number, got %q"):format(name, text)
     end
     return n
   end

@@ -93,7 +93,12 @@ function M.array(item, opts)
       local ok, err = item(x, ("%s[%d]"):format(path, i))
       if not ok then return nil, err end
       if opts.unique then
-        local key = json.canonical(x)
+        -- Canonical JSON refuses an integer beyond 2^53 (it raises): a
+        -- hostile document gets a named refusal instead of a traceback.
+        local encoded, key = pcall(json.canonical, x)
+        if not encoded then
+          return fail("number-out-of-range", ("%s[%d]"):format(path, i), "item holds a number canonical JSON cannot represent")
+        end
         if seen[key] then return fail("duplicate-item", ("%s[%d]"):format(path, i), "item repeats item %d", seen[key]) end
         seen[key] = i
       end

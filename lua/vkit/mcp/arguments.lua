@@ -3,8 +3,9 @@
 -- The schema a client reads in tools/list is the one enforced here, so the
 -- two cannot drift.  Only the JSON Schema keywords vkit's tools use are
 -- understood (type, properties, required, additionalProperties: false,
--- enum, minimum, maximum, minLength, items); a schema using any other
--- validation keyword raises, so a keyword is never published unchecked.
+-- enum, minimum, maximum, minLength, items, and pattern for the patterns
+-- in PATTERNS); a schema using any other validation keyword or pattern
+-- raises, so a keyword is never published unchecked.
 -- The keywords mean the same in draft-07 and 2020-12 (MCP's default).
 local json = require "vkit.json"
 
@@ -12,7 +13,14 @@ local M = {}
 
 local ANNOTATIONS = { description = true, title = true, default = true, examples = true }
 local CHECKED = { type = true, properties = true, required = true, additionalProperties = true, enum = true,
-                  minimum = true, maximum = true, minLength = true, items = true }
+                  minimum = true, maximum = true, minLength = true, items = true, pattern = true }
+
+-- The ECMA-262 patterns vkit's schemas publish, each with its exact Lua
+-- equivalent (a general regex engine is not worth its risk here).
+local PATTERNS = {
+  ["^[0-9a-f]{64}$"] = function(v) return #v == 64 and v:match "^[0-9a-f]+$" ~= nil end,
+  ["^([0-9a-f]{40}|[0-9a-f]{64})$"] = function(v) return (#v == 40 or #v == 64) and v:match "^[0-9a-f]+$" ~= nil end,
+}
 
 local function is_type(v, t)
   local kind = json.kind(v)
@@ -57,6 +65,12 @@ local function check(schema, v, path)
   end
   if type(v) == "string" and schema.minLength and utf8.len(v) and utf8.len(v) < schema.minLength then
     return nil, ("%s: must be at least %d character(s) long"):format(path, schema.minLength)
+  end
+  if schema.pattern and not PATTERNS[schema.pattern] then
+    error(("schema pattern %q is not enforced"):format(schema.pattern), 0)
+  end
+  if type(v) == "string" and schema.pattern and not PATTERNS[schema.pattern](v) then
+    return nil, ("%s: must match %s"):format(path, schema.pattern)
   end
   if json.kind(v) == "object" then
     for _, name in ipairs(schema.required or {}) do

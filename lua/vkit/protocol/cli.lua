@@ -12,12 +12,16 @@ local M = {}
 
 M.ESTABLISHES = "PASS means: the pinned checker accepted every approved obligation with a valid receipt bound to "
   .. "this job, identity and evidence, under the declared checker contract."
-M.DOES_NOT = "It does not establish: an OS sandbox (none is claimed), the dependency closure beyond what was "
+M.DOES_NOT = "It does not establish: isolation beyond each run's sandbox (Landlock write confinement where the "
+  .. "kernel offers it; reads, network and other processes are not confined), the dependency closure beyond what was "
   .. "declared and pinned, or anything the checker itself does not check. BLOCKED is inconclusive, never a counterexample."
 
 --- Queues every check of a component at the project's HEAD commit.
+--  insist = {policy_sha256, package_sha256} (each optional): the exact pins
+--  the caller reviewed; the manifest's must be the same, else nothing is
+--  queued (component-policy-pin-mismatch, package-pin-mismatch).
 --  Returns the run ids or nil, message, code.
-function M.submit_component(store, project, component)
+function M.submit_component(store, project, component, insist)
   local repo, message, code = git.open(project)
   if not repo then return nil, message, code end
   local head
@@ -26,6 +30,14 @@ function M.submit_component(store, project, component)
   local resolved
   resolved, message, code = run.resolve(repo, head, component)
   if not resolved then return nil, message, code end
+  for _, pin in ipairs { { "policy", "component-policy", "component policy" }, { "package", "package", "package" } } do
+    local wanted = insist and insist[pin[1] .. "_sha256"]
+    local actual = resolved.pins[pin[1]].sha256
+    if wanted and wanted ~= actual then
+      return nil, ("component %s: the manifest at %s pins the %s %s as %s, not the %s you gave"):format(component,
+        head, pin[3], resolved.pins[pin[1]].path, actual, wanted), pin[2] .. "-pin-mismatch"
+    end
+  end
   local ids = {}
   for _, check in ipairs(resolved.policy.checks) do
     local one = assert(run.resolve(repo, head, component, check.id))
@@ -36,7 +48,8 @@ function M.submit_component(store, project, component)
   return ids
 end
 
-local function exit_code(runs)
+--- The exit status of `vkit verify` for these runs (also `vkit run wait`'s).
+function M.exit_code(runs)
   local code = 0
   for _, r in ipairs(runs) do
     local s = r.state
@@ -59,6 +72,10 @@ function M.report(store, ids, opts)
       local s, summary = r.state, r.state.summary
       if s.status == "done" and summary ~= json.null then
         print(("%s  %s  %s/%s: %s"):format(s.outcome, r.id, summary.component, summary.check_id, summary.message))
+        local sandbox = summary.sandbox
+        if type(sandbox) == "table" and (sandbox.producer or sandbox.checker) then
+          print(("  sandbox: producer %s, checker %s"):format(sandbox.producer or "not run", sandbox.checker or "not run"))
+        end
       else
         print(("%s  %s  %s%s"):format(s.status:upper(), r.id, r.job.payload.check_id or "",
           s.error ~= json.null and (": " .. s.error) or ""))
@@ -67,7 +84,7 @@ function M.report(store, ids, opts)
     print(M.ESTABLISHES)
     print(M.DOES_NOT)
   end
-  return exit_code(runs)
+  return M.exit_code(runs)
 end
 
 --- `vkit run replay --run ID`: queues a replay of a finished check run.

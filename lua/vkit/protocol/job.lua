@@ -4,7 +4,8 @@ local run = require "vkit.protocol.run"
 local M = {}
 
 local SUMMARY_FIELDS = { "outcome", "reason", "message", "checker_verdict", "component", "check_id", "commit", "job_id",
-                         "input_digest", "specification_digest", "evidence_digest", "replay_of" }
+                         "input_digest", "specification_digest", "evidence_digest", "replay_of", "sandbox",
+                         "containment", "tampering" }
 
 function M.run(job, ctx)
   local run_id = ("%s/%d"):format(ctx.run_id, ctx.attempt)

@@ -1,9 +1,13 @@
 --- Checker receipt validation and the verdict (seed 000).  Pure.
 --
--- judge(checker, receipt_bytes, expected) -> { outcome = "PASS" | "BLOCKED",
+-- judge(checker, receipt, expected) -> { outcome = "PASS" | "BLOCKED",
 --   reason = <stable name>, message = <sentence>, checker_verdict = ... }
 --
 -- checker  = the vkit.proc result of the checker run (status, code)
+-- receipt  = the receipt file's bytes; nil when there is none; or
+--            {reason, message} when what is there cannot be a receipt (a
+--            link, a directory, a FIFO, too many bytes: receipt-is-link,
+--            receipt-not-regular, receipt-too-large, receipt-unreadable)
 -- expected = { job_id, run_id, check_id, check_digest, specification_digest,
 --              identity, evidence_digest, obligations = {names in manifest
 --              order}, evidence = {listed artifact paths} }
@@ -16,6 +20,7 @@
 -- and that verdict is "accepted".  rejected and unknown are BLOCKED and
 -- inconclusive: they never establish a counterexample.
 local json = require "vkit.json"
+local tables = require "vkit.tables"
 local policy = require("vkit.policy").protocol
 
 local M = {}
@@ -106,6 +111,7 @@ function M.judge(checker, receipt_bytes, expected)
   if not receipt_bytes then
     return blocked("receipt-missing", "the checker exited 0 but wrote no receipt: exit status alone never suffices")
   end
+  if type(receipt_bytes) == "table" then return blocked(receipt_bytes.reason, "%s", receipt_bytes.message) end
   local r, message = json.decode(receipt_bytes)
   if r == nil then return blocked("receipt-invalid-json", "the receipt is not valid JSON: %s", message) end
   local bad = exact_fields(r, policy.receipt_fields, "the receipt")
@@ -115,7 +121,9 @@ function M.judge(checker, receipt_bytes, expected)
   end
   for _, m in ipairs(MATCHED) do
     local field, reason = m[1], m[2]
-    if json.kind(r[field]) == nil or json.canonical(r[field]) ~= json.canonical(expected[field]) then
+    -- Compared as values, never through canonical encoding, which would
+    -- raise on a hostile receipt's integer beyond 2^53.
+    if not tables.json_equal(r[field], expected[field]) then
       return blocked(reason, "the receipt's %s does not match the current %s", field, field:gsub("_", " "))
     end
   end

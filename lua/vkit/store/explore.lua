@@ -1,6 +1,8 @@
 --- Helpers that `vkit repl --project DIR` preloads for walking runs.
 --
---   runs([n])   the n most recent runs (default 20), as summaries
+--   runs([n])   the n most recent runs (default 20), as summaries; the REPL
+--               prints the list as a compact table like `vkit run list`
+--               (runs()[1] is still the whole summary)
 --   run(id)     one run: state, job, coverage (certifications), and per
 --               attempt its record, result, checker request, receipt,
 --               evidence digests and logs
@@ -9,6 +11,7 @@
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local pretty = require "vkit.pretty"
+local store_mod = require "vkit.store"
 
 local M = {}
 
@@ -45,16 +48,32 @@ function M.attempt(dir)
   return a
 end
 
+-- How the REPL prints a runs() list: one row per run, as `vkit run list`.
+local RUNS_VIEW = {
+  __pretty = function(list)
+    if #list == 0 then return "(no runs)" end
+    local rows = {}
+    for i, r in ipairs(list) do
+      if r.status == "corrupt" then
+        rows[i] = ("%2d  %s  CORRUPT  %s: %s"):format(i, r.run_id, r.corrupt.file, r.corrupt.reason)
+      else
+        rows[i] = ("%2d  %s  %-15s %-9s %-22s attempts %d"):format(i, r.run_id, r.kind, r.status,
+          r.outcome ~= json.null and tostring(r.outcome) or "-", r.attempts)
+      end
+    end
+    return table.concat(rows, "\n")
+  end,
+}
+
 function M.helpers(store)
   local h = { store = store }
   function h.runs(n)
     local out = {}
-    for i, id in ipairs(store:list()) do
+    for i, entry in ipairs(store:entries()) do
       if i > (n or 20) then break end
-      local r = store:get(id)
-      if r then out[#out + 1] = store:summary(r) end
+      out[#out + 1] = entry.run and store:summary(entry.run) or store_mod.corrupt_summary(entry.corrupt)
     end
-    return out
+    return setmetatable(out, RUNS_VIEW)
   end
   function h.run(id)
     local r, message = store:get(id)

@@ -18,6 +18,7 @@
 local vkit_fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local json = require "vkit.json"
+local records = require "vkit.store.records"
 local policy = require("vkit.policy").store
 
 local M = {}
@@ -43,12 +44,16 @@ local function write_json(path, value)
 end
 M.write_json = write_json
 
---- Opens (creating if needed) the store of a project directory.
-function M.open(project)
+--- Opens the store of a project directory, creating it unless
+--  opts.create == false (read-only commands never make a .vkit/: such a
+--  store simply has no runs until something is queued).
+function M.open(project, opts)
   local root = assert(vkit_fs.realpath(project))
   local dir = root .. "/.vkit"
-  assert(vkit_fs.mkdirs(dir .. "/runs"))
-  if not vkit_fs.lstat(dir .. "/.gitignore") then assert(vkit_fs.write_atomic(dir .. "/.gitignore", "*\n")) end
+  if not (opts and opts.create == false) then
+    assert(vkit_fs.mkdirs(dir .. "/runs"))
+    if not vkit_fs.lstat(dir .. "/.gitignore") then assert(vkit_fs.write_atomic(dir .. "/.gitignore", "*\n")) end
+  end
   return setmetatable({ project = root, dir = dir, runs = dir .. "/runs" }, Store)
 end
 
@@ -57,40 +62,64 @@ function Store:run_dir(id)
   return self.runs .. "/" .. id
 end
 
---- Queues a job; returns its run id.
+--- Queues a job; returns its run id.  The run appears whole: its
+--  directory is made under a hidden name and renamed into place once job.json
+--  and state.json are written, so a reader never sees half a run.
 function Store:submit(kind, payload)
-  assert(policy.handlers[kind], "unknown job kind " .. tostring(kind))
+  assert(records.KINDS[kind], "unknown job kind " .. tostring(kind))
   local id = ("r-%s-%s"):format(os.date "!%Y%m%dT%H%M%SZ", sys.random_hex(6))
-  local dir = self.runs .. "/" .. id
-  assert(vkit_fs.mkdirs(dir .. "/attempts"))
+  local staging = self.runs .. "/.new-" .. id
+  assert(vkit_fs.mkdirs(staging .. "/attempts"))
   local created = now()
-  write_json(dir .. "/job.json", { schema_version = 1, run_id = id, kind = kind, created_at = created, payload = payload })
-  self:write_state(id, { status = "queued", attempts = 0, created_at = created })
+  write_json(staging .. "/job.json", { schema_version = 1, run_id = id, kind = kind, created_at = created, payload = payload })
+  write_json(staging .. "/state.json", M.state_record { status = "queued", attempts = 0, created_at = created })
+  assert(os.rename(staging, self.runs .. "/" .. id))
   return id
 end
 
-function Store:write_state(id, fields)
+--- The state record of the given fields (the others null), stamped now.
+function M.state_record(fields)
   local state = { schema_version = 1, outcome = json.null, summary = json.null, error = json.null }
   for k, v in pairs(fields) do state[k] = v end
   state.updated_at = now()
+  return state
+end
+
+function Store:write_state(id, fields)
+  local state = M.state_record(fields)
   write_json(self:run_dir(id) .. "/state.json", state)
   return state
 end
 
---- {job, state, attempts = {n...}} or nil, message, code.
+--- {job, state, attempts = {n...}} or nil, message, code [, corruption]:
+--  code unknown-run, or corrupt-run with corruption = {run_id, file,
+--  reason, message} naming the file that cannot be believed (unreadable,
+--  not a regular file, not strict JSON, not the record's schema, or a state
+--  the attempts on disk do not bear out).
 function Store:get(id)
   local dir = self:run_dir(id)
   if not dir or not vkit_fs.lstat(dir) then return nil, ("no run %s in %s"):format(tostring(id), self.runs), "unknown-run" end
-  local job, message, code = read_json(dir .. "/job.json")
-  if not job then return nil, ("run %s: job.json: %s"):format(id, message), code end
-  local state
-  state, message, code = read_json(dir .. "/state.json")
-  if not state then return nil, ("run %s: state.json: %s"):format(id, message), code end
+  local function corrupt(file, reason, message)
+    return nil, ("run %s is corrupt: %s: %s (%s)"):format(id, file, message, reason), "corrupt-run",
+      { run_id = id, file = file, reason = reason, message = message }
+  end
+  local docs = {}
+  for _, name in ipairs { "job", "state" } do
+    local doc, message, code = read_json(("%s/%s.json"):format(dir, name))
+    if doc == nil then return corrupt(name .. ".json", code, message) end
+    local ok, reason, why = records[name](doc, id)
+    if not ok then return corrupt(name .. ".json", reason, why) end
+    docs[name] = doc
+  end
+  local job, state = docs.job, docs.state
   local attempts = {}
   for _, name in ipairs(vkit_fs.list(dir .. "/attempts") or {}) do
     if name:match "^%d+$" then attempts[#attempts + 1] = tonumber(name) end
   end
   table.sort(attempts)
+  local last = state.attempts > 0 and read_json(("%s/attempts/%d/attempt.json"):format(dir, state.attempts)) or nil
+  local ok, file, reason, why = records.consistent(state, attempts, { [state.attempts] = last })
+  if not ok then return corrupt(file, reason, why) end
   return { id = id, dir = dir, job = job, state = state, attempts = attempts,
            cancel_requested = vkit_fs.lstat(dir .. "/cancel") ~= nil,
            stale = state.status == "running" and not self:is_locked(id) }
@@ -104,6 +133,24 @@ function Store:list()
   end
   table.sort(ids, function(a, b) return a > b end)
   return ids
+end
+
+--- Every run, newest first, as {run = <get's record>} or {corrupt =
+--  {run_id, file, reason, message}}: a run that cannot be read is listed,
+--  never skipped.
+function Store:entries()
+  local out = {}
+  for _, id in ipairs(self:list()) do
+    local run, message, code, corruption = self:get(id)
+    out[#out + 1] = run and { run = run }
+      or { corrupt = corruption or { run_id = id, file = "?", reason = code, message = message } }
+  end
+  return out
+end
+
+--- The corrupt entry's summary row (what --json lists for it).
+function M.corrupt_summary(corruption)
+  return { run_id = corruption.run_id, status = "corrupt", corrupt = corruption }
 end
 
 --- The run's lock if nobody else holds it, else nil.

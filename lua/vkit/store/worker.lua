@@ -63,7 +63,9 @@ local function finish(store, run, attempt, fields)
   return store:write_state(run.id, fields)
 end
 
---- Executes one attempt of a run whose lock the caller holds.
+--- Executes one attempt of a run whose lock the caller holds.  The
+--  attempt's own record (attempt.json) says how it ended before state.json
+--  does: a reader never sees a state its attempt does not bear out.
 function M.execute(store, run, attempt)
   local attempt_dir = ("%s/attempts/%d"):format(run.dir, attempt)
   assert(vkit_fs.mkdirs(attempt_dir))
@@ -73,18 +75,18 @@ function M.execute(store, run, attempt)
   local handler = require(policy.handlers[run.job.kind])
   local ctx = context(store, run, attempt, attempt_dir)
   local ok, result = xpcall(handler.run, debug.traceback, run.job, ctx)
-  local state
+  local fields
   if not ok then
     ctx.log("handler failed: " .. tostring(result))
-    state = finish(store, run, attempt, { status = "failed", error = tostring(result):match "^[^\n]*" })
+    fields = { status = "failed", error = tostring(result):match "^[^\n]*" }
   elseif result.outcome == "cancelled" then
-    state = finish(store, run, attempt, { status = "cancelled", outcome = "cancelled", summary = result.summary or json.null,
-                                          error = "cancelled while running" })
+    fields = { status = "cancelled", outcome = "cancelled", summary = result.summary or json.null,
+               error = "cancelled while running" }
   else
-    state = finish(store, run, attempt, { status = "done", outcome = result.outcome, summary = result.summary or json.null })
+    fields = { status = "done", outcome = result.outcome, summary = result.summary or json.null }
   end
-  attempt_record(attempt_dir, { finished_at = store_mod.now(), status = state.status })
-  return state
+  attempt_record(attempt_dir, { finished_at = store_mod.now(), status = fields.status, outcome = fields.outcome or json.null })
+  return finish(store, run, attempt, fields)
 end
 
 --- Decides and performs what a claimed run needs.  Returns true if it ran.

@@ -14,11 +14,16 @@ return {
     .. "commit, queues one job per accepted check (pinned producer, then an independent pinned checker whose receipt "
     .. "is validated), waits up to `wait` seconds and returns the run summaries; the jobs continue in the background "
     .. "(follow them with run_wait). PASS only on a valid accepting receipt; anything else is BLOCKED, which is "
-    .. "reported with isError: true.",
+    .. "reported with isError: true. Give component_policy_sha256 and package_sha256 to insist on the exact pins you "
+    .. "reviewed: when the manifest's differ nothing is queued and the answer is an error naming the pin.",
   annotations = { readOnlyHint = false, destructiveHint = false, idempotentHint = false, openWorldHint = false },
   input = S.object({
     component = S.typed("string", "the component name in verification/manifest.json", { minLength = 1 }),
     wait = S.wait(0, "seconds to wait for the runs before answering (0..60, default 0)"),
+    component_policy_sha256 = S.typed("string", "the exact SHA-256 the manifest must pin the component policy with",
+      { pattern = "^[0-9a-f]{64}$" }),
+    package_sha256 = S.typed("string", "the exact SHA-256 the manifest must pin the package with",
+      { pattern = "^[0-9a-f]{64}$" }),
   }, { "component" }, { additionalProperties = false }),
   output = S.object({
     runs = S.array_of(S.run(), "one run per accepted check"),
@@ -29,7 +34,8 @@ return {
     local store, message = ctx.project:store()
     if not store then return results.refused(message) end
     local ids
-    ids, message = protocol_cli.submit_component(store, store.project, args.component)
+    ids, message = protocol_cli.submit_component(store, store.project, args.component,
+      { policy_sha256 = args.component_policy_sha256, package_sha256 = args.package_sha256 })
     if not ids then return results.refused(message) end
     store:ensure_worker()
     local waited

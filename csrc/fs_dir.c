@@ -1,0 +1,297 @@
+/*
+ * fs_dir.c: vkit.fs directory handles, for writing into a tree that other
+ * processes can also write (a run directory a producer or checker knows).
+ *
+ *   opendir(path)                      -> dir   (path itself: a directory, not a link)
+ *   dir:path()                         -> the path it was opened as
+ *   dir:sub(rel)                       -> dir   (a subdirectory beneath)
+ *   dir:mkdir(rel [, mode])            -> true  (EEXIST when anything is there)
+ *   dir:mkdirs(rel [, mode])           -> true  (what exists must be directories)
+ *   dir:write_atomic(rel, bytes [, mode]) -> true
+ *   dir:read(rel, max_bytes)           -> bytes (a regular file, never a link)
+ *   dir:lstat(rel)                     -> {kind, type, mode, size, nlink, mtime, target?}
+ *   dir:rename(from, to)               -> true  (never replaces: EEXIST)
+ *   dir:close()
+ *
+ * Every rel is resolved beneath the handle's descriptor one component at a
+ * time with O_NOFOLLOW, so a link anywhere on the way is refused, never
+ * followed, and renaming the handle's own directory does not redirect it.
+ * rel must be relative and normal (no empty, "." or ".." component): a bad
+ * one raises.  Failures return nil, message, code, where code is
+ * link-in-path (a component is a symbolic link), not-a-directory (a
+ * component is something else), not-a-regular-file, too-large, or an errno
+ * name.
+ */
+#include "fs.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define DIR_HANDLE "vkit.fs.dir"
+
+typedef struct {
+  int fd;
+  char path[PATH_MAX];
+} Dir;
+
+static Dir *check_dir(lua_State *L) {
+  Dir *d = luaL_checkudata(L, 1, DIR_HANDLE);
+  if (d->fd < 0) luaL_error(L, "vkit.fs: the directory handle is closed");
+  return d;
+}
+
+/* Copies rel into buf after checking it is relative and normal. */
+static void check_rel(lua_State *L, int arg, const char *rel, char buf[PATH_MAX]) {
+  size_t n = strlen(rel);
+  luaL_argcheck(L, n > 0 && n < PATH_MAX && rel[0] != '/', arg, "a relative path is required");
+  memcpy(buf, rel, n + 1);
+  for (const char *c = buf; *c;) {
+    const char *end = strchr(c, '/');
+    size_t len = end ? (size_t)(end - c) : strlen(c);
+    int dots = (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.');
+    luaL_argcheck(L, len > 0 && !dots, arg, "the path must be normal (no empty, '.' or '..' component)");
+    c += len + (end ? 1 : 0);
+    luaL_argcheck(L, !end || *c, arg, "the path must be normal (no trailing '/')");
+  }
+}
+
+/* Pushes the failure of reaching `component` (the prefix of rel that ends
+ * at it) in the directory dfd. */
+static int fail_component(lua_State *L, Dir *d, int dfd, const char *component, const char *prefix, int err) {
+  struct stat st;
+  if ((err == ELOOP || err == ENOTDIR) && fstatat(dfd, component, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(st.st_mode))
+      return vkit_fail(L, "link-in-path", "%s/%s: is a symbolic link", d->path, prefix);
+    if (!S_ISDIR(st.st_mode))
+      return vkit_fail(L, "not-a-directory", "%s/%s: is not a directory", d->path, prefix);
+  }
+  char what[PATH_MAX + 2];
+  snprintf(what, sizeof what, "%s/%s", d->path, prefix);
+  return vkit_fail_errno(L, err, what);
+}
+
+/* Opens the directory that holds rel's last component, beneath d, creating
+ * the missing ones when `create`.  Returns its descriptor (d->fd itself for
+ * a single component: close it only when it differs) with *last pointing at
+ * the last component in buf; or pushes the failure and returns -1. */
+static int parent_of(lua_State *L, Dir *d, char buf[PATH_MAX], const char **last, int create, mode_t mode) {
+  int fd = d->fd;
+  char *c = buf;
+  for (char *slash; (slash = strchr(c, '/')) != NULL; c = slash + 1) {
+    *slash = '\0';
+    if (create && mkdirat(fd, c, mode) != 0 && errno != EEXIST) {
+      int err = errno;
+      fail_component(L, d, fd, c, buf, err);
+      if (fd != d->fd) close(fd);
+      return -1;
+    }
+    int next = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      int err = errno;
+      fail_component(L, d, fd, c, buf, err);
+      if (fd != d->fd) close(fd);
+      return -1;
+    }
+    if (fd != d->fd) close(fd);
+    fd = next;
+    *slash = '/';
+  }
+  *last = c;
+  return fd;
+}
+
+static void release(Dir *d, int fd) {
+  if (fd >= 0 && fd != d->fd) close(fd);
+}
+
+static Dir *new_dir(lua_State *L) {
+  Dir *d = lua_newuserdatauv(L, sizeof *d, 0);
+  d->fd = -1;
+  d->path[0] = '\0';
+  luaL_setmetatable(L, DIR_HANDLE);
+  return d;
+}
+
+int vkit_fs_opendir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_argcheck(L, strlen(path) < PATH_MAX, 1, "path too long");
+  Dir *d = new_dir(L);
+  snprintf(d->path, sizeof d->path, "%s", path);
+  d->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (d->fd >= 0) return 1;
+  int err = errno;
+  struct stat st;
+  if ((err == ELOOP || err == ENOTDIR) && lstat(path, &st) == 0) {
+    if (S_ISLNK(st.st_mode)) return vkit_fail(L, "link-in-path", "%s: is a symbolic link", path);
+    if (!S_ISDIR(st.st_mode)) return vkit_fail(L, "not-a-directory", "%s: is not a directory", path);
+  }
+  return vkit_fail_errno(L, err, path);
+}
+
+static int dir_sub(lua_State *L) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  check_rel(L, 2, rel, buf);
+  Dir *sub = new_dir(L);
+  int pfd = parent_of(L, d, buf, &last, 0, 0);
+  if (pfd < 0) return 3;
+  if (snprintf(sub->path, sizeof sub->path, "%s/%s", d->path, rel) >= (int)sizeof sub->path) {
+    release(d, pfd);
+    return vkit_fail_errno(L, ENAMETOOLONG, rel);
+  }
+  sub->fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int err = errno;
+  if (sub->fd < 0) fail_component(L, d, pfd, last, rel, err);
+  release(d, pfd);
+  return sub->fd < 0 ? 3 : 1;
+}
+
+static int dir_mkdir_common(lua_State *L, int create_parents) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  mode_t mode = (mode_t)luaL_optinteger(L, 3, 0755);
+  check_rel(L, 2, rel, buf);
+  int pfd = parent_of(L, d, buf, &last, create_parents, mode);
+  if (pfd < 0) return 3;
+  int rc = mkdirat(pfd, last, mode), err = errno;
+  if (rc != 0 && create_parents && err == EEXIST) {
+    int fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    err = errno;
+    if (fd >= 0) close(fd), rc = 0;
+  }
+  if (rc != 0) {
+    if (err == EEXIST) {
+      char what[PATH_MAX + 2];
+      snprintf(what, sizeof what, "%s/%s", d->path, rel);
+      vkit_fail_errno(L, err, what);
+    } else {
+      fail_component(L, d, pfd, last, rel, err);
+    }
+  }
+  release(d, pfd);
+  if (rc != 0) return 3;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int dir_mkdir(lua_State *L) { return dir_mkdir_common(L, 0); }
+static int dir_mkdirs(lua_State *L) { return dir_mkdir_common(L, 1); }
+
+static int dir_write_atomic(lua_State *L) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  size_t len;
+  const char *bytes = luaL_checklstring(L, 3, &len);
+  mode_t mode = (mode_t)luaL_optinteger(L, 4, 0644);
+  check_rel(L, 2, rel, buf);
+  int pfd = parent_of(L, d, buf, &last, 0, 0);
+  if (pfd < 0) return 3;
+  int err = vkit_fs_write_atomic_at(pfd, last, bytes, len, mode);
+  if (err) {
+    char what[PATH_MAX + 2];
+    snprintf(what, sizeof what, "%s/%s", d->path, rel);
+    struct stat st;
+    if (err == EISDIR || (fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)))
+      vkit_fail(L, "EISDIR", "%s: is a directory", what);
+    else
+      vkit_fail_errno(L, err, what);
+  }
+  release(d, pfd);
+  if (err) return 3;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int dir_read(lua_State *L) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX], what[PATH_MAX + 2];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  lua_Integer max = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, max >= 0, 3, "max_bytes must be >= 0");
+  check_rel(L, 2, rel, buf);
+  snprintf(what, sizeof what, "%s/%s", d->path, rel);
+  int pfd = parent_of(L, d, buf, &last, 0, 0);
+  if (pfd < 0) return 3;
+  VkitFileBytes *bytes = vkit_read_file_at(L, pfd, last, what, max, 1);
+  release(d, pfd);
+  if (!bytes) return 3;
+  lua_pushlstring(L, bytes->data, bytes->len);
+  vkit_file_bytes_release(bytes);
+  return 1;
+}
+
+static int dir_lstat(lua_State *L) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  check_rel(L, 2, rel, buf);
+  int pfd = parent_of(L, d, buf, &last, 0, 0);
+  if (pfd < 0) return 3;
+  struct stat st;
+  int rc = fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW), err = errno;
+  if (rc == 0) vkit_fs_push_stat(L, &st, pfd, last);
+  else fail_component(L, d, pfd, last, rel, err);
+  release(d, pfd);
+  return rc == 0 ? 1 : 3;
+}
+
+static int dir_rename(lua_State *L) {
+  Dir *d = check_dir(L);
+  char from_buf[PATH_MAX], to_buf[PATH_MAX];
+  const char *from = luaL_checkstring(L, 2), *to = luaL_checkstring(L, 3), *from_last, *to_last;
+  check_rel(L, 2, from, from_buf);
+  check_rel(L, 3, to, to_buf);
+  int from_fd = parent_of(L, d, from_buf, &from_last, 0, 0);
+  if (from_fd < 0) return 3;
+  int to_fd = parent_of(L, d, to_buf, &to_last, 0, 0);
+  if (to_fd < 0) {
+    release(d, from_fd);
+    return 3;
+  }
+  int rc = renameat2(from_fd, from_last, to_fd, to_last, RENAME_NOREPLACE), err = errno;
+  if (rc != 0) {
+    char what[2 * PATH_MAX + 8];
+    snprintf(what, sizeof what, "%s/%s -> %s", d->path, from, to);
+    vkit_fail_errno(L, err, what);
+  }
+  release(d, from_fd);
+  release(d, to_fd);
+  if (rc != 0) return 3;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int dir_path(lua_State *L) {
+  Dir *d = luaL_checkudata(L, 1, DIR_HANDLE);
+  lua_pushstring(L, d->path);
+  return 1;
+}
+
+static int dir_close(lua_State *L) {
+  Dir *d = luaL_checkudata(L, 1, DIR_HANDLE);
+  if (d->fd >= 0) close(d->fd);
+  d->fd = -1;
+  return 0;
+}
+
+static int dir_tostring(lua_State *L) {
+  Dir *d = luaL_checkudata(L, 1, DIR_HANDLE);
+  lua_pushfstring(L, "vkit.fs.dir (%s%s)", d->path, d->fd < 0 ? ", closed" : "");
+  return 1;
+}
+
+static const luaL_Reg dir_methods[] = {
+  {"sub", dir_sub},     {"mkdir", dir_mkdir}, {"mkdirs", dir_mkdirs}, {"write_atomic", dir_write_atomic},
+  {"read", dir_read},   {"lstat", dir_lstat}, {"rename", dir_rename}, {"path", dir_path},
+  {"close", dir_close}, {NULL, NULL}};
+static const luaL_Reg dir_meta[] = {
+  {"__gc", dir_close}, {"__close", dir_close}, {"__tostring", dir_tostring}, {NULL, NULL}};
+
+void vkit_fs_dir_register(lua_State *L) {
+  vkit_newclass(L, DIR_HANDLE, dir_methods, dir_meta);
+}
