@@ -66,9 +66,9 @@ local function explain_method(attempt, m)
       say("     every input in %d batch process(es) per side and pass, %d passes (ascending, run-id order), %d process runs",
         #x.batches.ran, x.passes.count, x.invocations)
     end
-    if x.violations and x.violations.count > 0 then
+    if x.violations and x.violations.total > 0 then
       local v = x.violations.smallest
-      say("     %d violating input(s); the smallest: input %d, base %s, candidate %s (%s)", x.violations.count, v.input,
+      say("     %d violating input(s); the smallest: input %d, base %s, candidate %s (%s)", x.violations.total, v.input,
         tostring(v.base), tostring(v.candidate), v.rule)
     elseif x.message ~= json.null then
       say("     %s", x.message)

@@ -83,7 +83,7 @@ describe("the exhaustive method", function()
     local r = exhaustive(p, "def score(x):\n    if x == 77:\n        return 101\n    return min(x + x, 100)\n")
     assert.equal("observed_violation", r.status)
     assert.equal(100, r.inputs_checked)
-    assert.equal(1, r.violations.count)
+    assert.equal(1, r.violations.total)
     assert.same({ input = 77, base = 100, candidate = 101, rule = "unapproved-difference", allowed = { { 100, 100 } } },
       { input = r.violations.smallest.input, base = r.violations.smallest.base, candidate = r.violations.smallest.candidate,
         rule = r.violations.smallest.rule, allowed = r.violations.smallest.allowed })
@@ -94,8 +94,8 @@ describe("the exhaustive method", function()
     p = project("python", "def score(x):\n    return x\n", { contract = contract })
     local r = exhaustive(p, "def score(x):\n    return x + 1\n")
     assert.equal("observed_violation", r.status)
-    assert.equal(300, r.violations.count)
-    assert.equal(vkit.policies.change.exhaustive.listed_inputs, #r.violations.listed)
+    assert.equal(300, r.violations.total)
+    assert.equal(vkit.policies.change.exhaustive.listed_inputs, #r.violations.items)
     assert.equal(0, r.violations.smallest.input)
     assert.equal(1, r.violations.smallest.candidate)
   end)
@@ -122,9 +122,9 @@ describe("the exhaustive method", function()
     local function assert_unstable(r)
       assert.equal("unknown", r.status)
       assert.equal("unstable", r.reason)
-      assert.is_true(r.unstable.count > 0)
+      assert.is_true(r.unstable.total > 0)
       assert.is_true(r.inputs_checked < r.inputs_accepted)
-      for _, u in ipairs(r.unstable.listed) do
+      for _, u in ipairs(r.unstable.items) do
         assert.equal("candidate", u.side)
         assert.is_true(u.input >= 50)
         assert.are_not.equal(u.outputs[1], u.outputs[2])
@@ -179,9 +179,9 @@ pub fn score(x: u32) -> u32 {
       local r = exhaustive(p, source, { sampled = sampled })
       assert.equal("unknown", r.status)
       assert.equal("isolation-difference", r.reason)
-      assert.is_true(r.isolation.count > 0)
+      assert.is_true(r.isolation.total > 0)
       assert.is_true(r.isolation.compared > 0)
-      local d = r.isolation.listed[1]
+      local d = r.isolation.items[1]
       assert.same({ "candidate", "100", "101" }, { d.side, d.batch, d.isolated })
       -- the batch alone cannot see it
       assert.equal("all_inputs_conform", exhaustive(p, source).status)
@@ -193,13 +193,13 @@ pub fn score(x: u32) -> u32 {
       assert.equal("unknown", r.status)
       assert.equal("candidate-failed", r.reason)
       assert.equal(98, r.inputs_checked)
-      assert.equal(2, r.failed_inputs.count)
-      assert.same({ input = 13, side = "candidate", outcome = "!raise" }, r.failed_inputs.listed[1])
+      assert.equal(2, r.failed_inputs.total)
+      assert.same({ input = 13, side = "candidate", outcome = "!raise" }, r.failed_inputs.items[1])
       -- a violation elsewhere stays visible
       r = exhaustive(p, "def score(x):\n    if x == 13:\n        raise ValueError(x)\n    return 101 if x == 77 else min(2 * x, 100)\n")
       assert.equal("observed_violation", r.status)
       assert.equal(77, r.violations.smallest.input)
-      assert.equal(1, r.failed_inputs.count)
+      assert.equal(1, r.failed_inputs.total)
     end)
 
     it("for a Rust candidate that panics and a TypeScript candidate that throws on an input", function()
@@ -207,13 +207,13 @@ pub fn score(x: u32) -> u32 {
       local r = exhaustive(p, "pub fn score(x: u32) -> u32 {\n    if x == 13 { panic!(\"no\"); }\n"
         .. "    if x >= 50 { 100 } else { x * 2 }\n}\n")
       assert.same({ "unknown", "candidate-failed", 99 }, { r.status, r.reason, r.inputs_checked })
-      assert.same({ input = 13, side = "candidate", outcome = "!raise" }, r.failed_inputs.listed[1])
+      assert.same({ input = 13, side = "candidate", outcome = "!raise" }, r.failed_inputs.items[1])
       p.cleanup()
       p = project("typescript", "export function score(x: number): number {\n  return Math.min(2 * x, 100);\n}\n")
       r = exhaustive(p, "export function score(x: number): number {\n  if (x === 13) throw new Error('no');\n"
         .. "  if (x === 14) return -1;\n  return Math.min(2 * x, 100);\n}\n")
       assert.same({ "unknown", "candidate-failed", 98 }, { r.status, r.reason, r.inputs_checked })
-      assert.same({ "!raise", "!range" }, { r.failed_inputs.listed[1].outcome, r.failed_inputs.listed[2].outcome })
+      assert.same({ "!raise", "!range" }, { r.failed_inputs.items[1].outcome, r.failed_inputs.items[2].outcome })
     end)
   end)
 

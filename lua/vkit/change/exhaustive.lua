@@ -211,10 +211,11 @@ end
 
 -- ---------------------------------------------------------------------
 
+-- {total, items (the first cfg.listed_inputs), cap}
 local function listed(items)
   local out = json.array()
   for i = 1, math.min(#items, cfg.listed_inputs) do out[i] = items[i] end
-  return { count = #items, listed = out, cap = cfg.listed_inputs }
+  return { total = #items, items = out, cap = cfg.listed_inputs }
 end
 
 local function reason_for_unchecked(stop, unstable, isolation, failed)
