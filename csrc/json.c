@@ -26,11 +26,13 @@
  */
 #include "vkit.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define ARRAY_MT "vkit.json.array"
 #define OBJECT_MT "vkit.json.object"
@@ -714,6 +716,48 @@ static int opt_depth(lua_State *L, int idx) {
   return (int)d;
 }
 
+/* The expected SHA-256 of the bytes (opts.sha256, 64 lowercase hex
+ * digits), or NULL.  The string stays anchored by the options table. */
+static const char *opt_pin(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return NULL;
+  lua_getfield(L, idx, "sha256");
+  const char *pin = lua_tostring(L, -1);
+  int ok = lua_isnil(L, -1) || (lua_type(L, -1) == LUA_TSTRING && lua_rawlen(L, -1) == 64 &&
+                                strspn(pin, "0123456789abcdef") == 64);
+  lua_pop(L, 1);
+  luaL_argcheck(L, ok, idx, "sha256 must be 64 lowercase hex digits");
+  return pin;
+}
+
+/* Lowercase hex SHA-256 of a finished hash context into hex[65]. */
+static void final_hex(VkitSha256 *h, char hex[65]) {
+  unsigned char md[32];
+  if (vkit_sha256_final(h, md) != 0) memset(md, 0, sizeof md);
+  vkit_hex(md, 32, hex);
+}
+
+/* Pushes `nil, message, "sha256-mismatch", actual` for bytes that hashed to
+ * hex where pin was expected. */
+static int push_mismatch(lua_State *L, const char *pin, const char *hex) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "sha256-mismatch: expected %s, read %s", pin, hex);
+  lua_pushliteral(L, "sha256-mismatch");
+  lua_pushstring(L, hex);
+  return 4;
+}
+
+/* Do len bytes hash to something other than pin?  Then the mismatch is
+ * pushed (push_mismatch) and 1 returned. */
+static int pin_mismatch(lua_State *L, const void *bytes, size_t len, const char *pin) {
+  unsigned char md[32];
+  char hex[65];
+  if (vkit_sha256(bytes, len, md) != 0) luaL_error(L, "not enough memory for SHA-256");
+  vkit_hex(md, 32, hex);
+  if (memcmp(hex, pin, 64) == 0) return 0;
+  push_mismatch(L, pin, hex);
+  return 1;
+}
+
 static int json_decode(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
@@ -745,6 +789,7 @@ static int json_read(lua_State *L) {
   luaL_argcheck(L, max >= 0, 2, "max_bytes must be >= 0");
   int max_depth = opt_depth(L, 3);
   int nofollow = 0;
+  const char *pin = opt_pin(L, 3);
   lua_settop(L, 3);
   lua_pushnil(L); /* 4: stream key */
   lua_pushnil(L); /* 5: stream function */
@@ -780,6 +825,7 @@ static int json_read(lua_State *L) {
   }
   VkitFileBytes *buf = vkit_read_file(L, path, max, nofollow); /* as vkit.fs.read refuses */
   if (!buf) return 3;
+  if (pin && pin_mismatch(L, buf->data, buf->len, pin)) return 4; /* nothing is parsed */
   Parser ps;
   parser_init(&ps, L, buf->data, buf->len, max_depth);
   if (!lua_isnil(L, 5)) {
@@ -808,15 +854,46 @@ static int json_read(lua_State *L) {
 
 #define LINES "vkit.json.lines"
 
-typedef struct { FILE *f; char *line; size_t cap; lua_Integer lineno; int max_depth; size_t max_line; } Lines;
+typedef struct {
+  FILE *f;
+  char *line;
+  size_t cap;
+  lua_Integer lineno;
+  int max_depth;
+  size_t max_line;
+  VkitSha256 *hash;    /* with opts.sha256: every byte read, checked at the end */
+  char pin[65];
+  int breaks;          /* opts.breaks: a Python-only line break ends the rows */
+} Lines;
 
 static int lines_close(lua_State *L) {
   Lines *r = luaL_checkudata(L, 1, LINES);
   if (r->f) fclose(r->f);
   free(r->line);
+  if (r->hash) {
+    char hex[65];
+    final_hex(r->hash, hex); /* frees the context */
+  }
   r->f = NULL;
   r->line = NULL;
+  r->hash = NULL;
   return 0;
+}
+
+/* The first byte of a line break that Python's str.splitlines() honours
+ * and a split on "\n" does not: CR (also of CRLF), U+0085, U+2028, U+2029;
+ * the C0 separators (VT, FF, FS, GS, RS) are not JSON whitespace, so a row
+ * holding one fails to decode on its own. */
+static const char *python_break(const char *s, size_t len) {
+  for (const char *p = s, *end = s + len; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '\r') return p;
+    if (c == 0xC2 && p + 1 < end && (unsigned char)p[1] == 0x85) return p;
+    if (c == 0xE2 && p + 2 < end && (unsigned char)p[1] == 0x80 &&
+        ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9))
+      return p;
+  }
+  return NULL;
 }
 
 /* Iterator: lineno, value | lineno, nil, message, code | nil at EOF.  A bad
@@ -836,13 +913,33 @@ static int lines_next(lua_State *L) {
       lua_pushstring(L, vkit_errno_name(err));
       return 4;
     }
+    if (r->hash) { /* the end: every byte read was hashed once */
+      char hex[65];
+      final_hex(r->hash, hex);
+      r->hash = NULL;
+      if (memcmp(hex, r->pin, 64) != 0) {
+        lua_pushinteger(L, r->lineno + 1);
+        return 1 + push_mismatch(L, r->pin, hex); /* lineno, nil, message, code, actual */
+      }
+    }
     return 0;
   }
+  if (r->hash) vkit_sha256_update(r->hash, r->line, (size_t)n);
   r->lineno++;
   lua_pushinteger(L, r->lineno);
   size_t len = (size_t)n;
   if (len > 0 && r->line[len - 1] == '\n') len--;
-  if (len > 0 && r->line[len - 1] == '\r') len--;
+  if (r->breaks) {
+    const char *at = python_break(r->line, len);
+    if (at) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "line %d: a line break other than LF at byte %d", (int)r->lineno, (int)(at - r->line));
+      lua_pushliteral(L, "python-line-break");
+      return 4;
+    }
+  } else if (len > 0 && r->line[len - 1] == '\r') {
+    len--;
+  }
   if (len > r->max_line) {
     lua_pushnil(L);
     lua_pushfstring(L, "line %d is longer than %d bytes", (int)r->lineno, (int)r->max_line);
@@ -866,19 +963,40 @@ static int lines_next(lua_State *L) {
   return 4;
 }
 
-/* lines(path [, {max_depth, max_line}]) -> iterator, nil, nil, handle */
+/* lines(path [, {max_depth, max_line, nofollow, sha256, breaks}]) ->
+ * iterator, nil, nil, handle */
 static int json_lines(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   int max_depth = opt_depth(L, 2);
   lua_Integer max_line = lua_istable(L, 2) ? vkit_optintfield(L, 2, "max_line", 64 << 20) : 64 << 20;
-  FILE *f = fopen(path, "rbe");
-  if (!f) return vkit_fail_errno(L, errno, path);
+  const char *pin = opt_pin(L, 2);
+  int nofollow = 0, breaks = 0;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "nofollow");
+    nofollow = lua_toboolean(L, -1);
+    lua_getfield(L, 2, "breaks");
+    breaks = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+  }
   Lines *r = lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
-  r->f = f;
+  luaL_setmetatable(L, LINES);
   r->max_depth = max_depth;
   r->max_line = (size_t)max_line;
-  luaL_setmetatable(L, LINES);
+  r->breaks = breaks;
+  if (pin) {
+    memcpy(r->pin, pin, 65);
+    if (!(r->hash = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+  }
+  struct stat st;
+  int fd = vkit_open_regular(L, path, nofollow, &st); /* a FIFO cannot hang the open */
+  if (fd < 0) return 3;
+  if (!(r->f = fdopen(fd, "rb"))) {
+    int err = errno;
+    close(fd);
+    return vkit_fail_errno(L, err, path);
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   lua_pushvalue(L, -1);
   lua_createtable(L, OBJECT_BATCH, 0); /* the key cache, shared by every line */
   lua_pushvalue(L, ARRAY_MT_UV);

@@ -8,13 +8,7 @@ local fs, json = vkit.fs, vkit.json
 local FIXTURES = vkit.root .. "/fixtures/vac"
 local CORPUS = vkit.root .. "/fixtures/conformance/vac"
 
-local function copy_tree(src, dst)
-  assert(fs.mkdirs(dst))
-  for _, e in ipairs(assert(fs.walk(src))) do
-    if e.kind == "dir" then assert(fs.mkdirs(dst .. "/" .. e.path))
-    else assert(fs.copy_file(src .. "/" .. e.path, dst .. "/" .. e.path)) end
-  end
-end
+local copy_tree = require("tests.vac_support").copy_tree
 
 local function manifest(dir) return json.decode(assert(fs.read(dir .. "/vac.json", 1 << 22))) end
 local function write_manifest(dir, m) assert(fs.write_atomic(dir .. "/vac.json", json.encode(m, { indent = 2 }))) end

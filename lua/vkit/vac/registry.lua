@@ -72,12 +72,14 @@ function M.bundle_dirs(pattern, paths)
   return dirs
 end
 
--- The registry entry for a verified bundle directory (pure but for hashing).
-local function entry(cfg, bundle_path, dir, rels, pinned, m)
+-- The registry entry for a verified bundle directory (pure): digests are
+-- the sha256 of the bytes the verification judged, so an entry pins what
+-- was verified, not what a later read of the file returns.
+local function entry(cfg, bundle_path, rels, pinned, m, digests)
   local artifacts = array {}
   for i, rel in ipairs(rels) do
     artifacts[i] = object {
-      path = rel, sha256 = (assert(hash.file(dir .. "/" .. rel))),
+      path = rel, sha256 = assert(digests[rel], "a clean bundle judged every file it holds"),
       url = M.url(cfg.raw_url, cfg.issuer, pinned, bundle_path .. "/" .. rel),
     }
   end
@@ -104,7 +106,7 @@ end
 
 --- Verifies a materialized bundle and builds its entry: entry | nil, reasons.
 function M.judge(cfg, bundle_path, dir, rels, pinned)
-  local failures, m = verify.directory(dir)
+  local failures, m, digests = verify.directory(dir)
   if #failures > 0 then
     local reasons = {}
     for i, f in ipairs(failures) do reasons[i] = f.detail and (f.name .. ": " .. f.detail) or f.name end
@@ -114,7 +116,7 @@ function M.judge(cfg, bundle_path, dir, rels, pinned)
     return nil, ("issuer-mismatch: manifest protocol.issuer %q is not the configured issuer %q"):format(
       tostring(m.protocol.issuer), cfg.issuer)
   end
-  return entry(cfg, bundle_path, dir, rels, pinned, m)
+  return entry(cfg, bundle_path, rels, pinned, m, digests)
 end
 
 local function pending(cfg, bundle_path, reason)
