@@ -9,7 +9,9 @@
  *                        characters, lone surrogates, trailing bytes, BOM);
  *   invalid-utf8         malformed, overlong or surrogate UTF-8;
  *   duplicate-key        an object key that repeats (message names it);
- *   too-deep             nesting beyond max_depth (default 256);
+ *   too-deep             nesting beyond max_depth (default 256, at most
+ *                        4096), or beyond what half the C stack's soft
+ *                        limit holds (a small `ulimit -s`);
  *   number-out-of-range  a number that overflows a double (1e400).
  * Values: objects and arrays are tables carrying the metatables
  * vkit.json.object_mt / vkit.json.array_mt, so {} and [] survive a round
@@ -32,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define ARRAY_MT "vkit.json.array"
@@ -41,6 +44,11 @@
 #define ARRAY_MT_UV lua_upvalueindex(1)
 #define OBJECT_MT_UV lua_upvalueindex(2)
 #define DEFAULT_MAX_DEPTH 256
+/* The parser recurses once per level (~210 bytes of C stack a level here,
+ * ~350 under ASan; 8 MiB overflowed at ~40,000 and ~22,000 levels), so the
+ * deepest nesting any caller may allow is a hard cap far below that, and
+ * the stack itself is watched as well (see enter). */
+#define MAX_DEPTH_CAP 4096
 
 static char null_sentinel;
 #define PUSH_NULL(L) lua_pushlightuserdata(L, &null_sentinel)
@@ -120,6 +128,8 @@ typedef struct {
   lua_State *L;
   const unsigned char *start, *p, *end;
   int depth, max_depth;
+  uintptr_t stack_base;    /* decode_buffer's frame */
+  size_t stack_budget;     /* bytes of C stack the parse may use below it */
   int array_mt, object_mt; /* stack slots holding the two metatables */
   int key_cache;           /* stack slot of the key cache (see parse_key) */
   /* Streaming (json.read's stream/each): the elements of the top-level
@@ -408,6 +418,10 @@ static int parse_value(Parser *ps);
 static int enter(Parser *ps) {
   if (++ps->depth > ps->max_depth)
     return perr(ps, ps->p, "too-deep", "nesting deeper than %d", ps->max_depth);
+  /* the stack grows down on every target vkit builds for; the frame
+   * address, not a local's, which ASan may keep on a heap "fake stack" */
+  if (ps->stack_base - (uintptr_t)__builtin_frame_address(0) > ps->stack_budget)
+    return perr(ps, ps->p, "too-deep", "nesting deeper than the C stack allows (%d levels)", ps->depth - 1);
   luaL_checkstack(ps->L, 8, "JSON nesting");
   return 0;
 }
@@ -669,8 +683,25 @@ static void parser_init(Parser *ps, lua_State *L, const char *s, size_t len, int
  * or -1 with ps set.  array_mt and object_mt are the indices of the two
  * metatables (upvalues of the calling function); key_cache is the index of
  * a key cache table to share, or 0 for one of its own. */
+/* Bytes of C stack a parse may use: half the soft stack limit (the rest is
+ * the caller's), at most 64 MiB.  Read once: a process constant, cached
+ * because json.lines parses a million rows. */
+static size_t stack_budget(void) {
+  static size_t budget; /* a benign race: every writer stores the same value */
+  if (!budget) {
+    struct rlimit rl;
+    size_t limit = (size_t)128 << 20;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < limit)
+      limit = (size_t)rl.rlim_cur;
+    budget = limit / 2;
+  }
+  return budget;
+}
+
 static int decode_buffer(Parser *ps, int array_mt, int object_mt, int key_cache) {
   lua_State *L = ps->L;
+  ps->stack_base = (uintptr_t)__builtin_frame_address(0);
+  ps->stack_budget = stack_budget();
   int top = lua_gettop(L);
   luaL_checkstack(L, 8, "JSON decoding");
   lua_pushvalue(L, array_mt);
@@ -712,7 +743,7 @@ static int opt_depth(lua_State *L, int idx) {
   if (lua_isnoneornil(L, idx)) return DEFAULT_MAX_DEPTH;
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_Integer d = vkit_optintfield(L, idx, "max_depth", DEFAULT_MAX_DEPTH);
-  luaL_argcheck(L, d >= 1 && d <= 100000, idx, "max_depth must be 1..100000");
+  luaL_argcheck(L, d >= 1 && d <= MAX_DEPTH_CAP, idx, "max_depth must be 1..4096");
   return (int)d;
 }
 
