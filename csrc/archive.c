@@ -20,7 +20,8 @@
  * The archive is read in one pass, streamed: compressed input through
  * zlib (every gzip member, trailing zero padding allowed), the tar stream
  * in 512-byte blocks.  Failures return nil, message, code with code one
- * of: truncated, bad-checksum, bad-header, too-large (more decompressed
+ * of: empty (not one tar block, compressed or not), truncated,
+ * bad-checksum, bad-header, too-large (more decompressed
  * bytes than max_bytes, headers included), too-many-entries, name-too-long,
  * gzip, not-a-regular-file, or an errno name.
  */
@@ -306,6 +307,10 @@ static int reader_next(lua_State *L) {
   for (;;) {
     int eof = 0;
     if (read_block(r, b, &eof) < 0) return push_failure(L, r);
+    if (eof && r->total == 0) { /* not even an end-of-archive block: tar(1) and Python's tarfile refuse it */
+      fail(r, "empty", "archive is empty (no tar block at all)");
+      return push_failure(L, r);
+    }
     if (eof) { r->ended = 1; return 0; }
     int zero = 1;
     for (int i = 0; i < BLOCK && zero; i++) zero = b[i] == 0;

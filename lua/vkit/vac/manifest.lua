@@ -22,7 +22,8 @@ local function sorted_keys(t)
 end
 M.sorted_keys = sorted_keys
 
---- Every string value that begins "TODO(", as failures in document path
+--- Every string value, at any depth, that begins "TODO(" (the reference's
+--  rule: str.startswith; a key or a later "TODO(" is no marker), as failures in document path
 --  order ("claim.limitations[0]").  Iterative: the manifest is issuer
 --  controlled and may nest as deep as the decoder allows.
 function M.todo_failures(m, failures)
