@@ -124,17 +124,23 @@ local function pending(cfg, bundle_path, reason)
     bundle_path = bundle_path, reason = reason }
 end
 
--- Is head on some remote-tracking branch (when the checkout has remotes)?
+-- Is head on some remote-tracking branch (an ancestor of, or equal to, one
+-- of refs/remotes/*)?  true, or false and why not.  A checkout with no
+-- remote-tracking refs at all is refused too (seed 003: "generation refuses
+-- a checkout HEAD that is on no remote branch"): nothing shows that any
+-- server holds the commit its URLs address.
 local function pushed(repo, head)
-  local remotes = repo:refs "refs/remotes/"
+  local remotes, err = repo:refs "refs/remotes/"
+  if not remotes then return false, "its remote-tracking refs cannot be read: " .. tostring(err) end
   local any = false
-  for _, r in ipairs(remotes or {}) do
+  for _, r in ipairs(remotes) do
     if r.target then
       any = true
       if repo:is_ancestor(head, r.target) then return true end
     end
   end
-  return not any
+  if not any then return false, "the checkout has no remote-tracking branch at all (fetch its remote first)" end
+  return false, "no remote-tracking branch contains it"
 end
 
 --- Scans one configured issuer: entries, pending | nil, message.
@@ -146,10 +152,11 @@ function M.scan(cfg, git)
     repo:close()
     return nil, ("%s: %s"):format(cfg.issuer, herr)
   end
-  if not pushed(repo, head) then
+  local on_remote, why = pushed(repo, head)
+  if not on_remote then
     repo:close()
-    return nil, ("%s: HEAD %s is on no remote branch; push it first, or the pinned URLs serve nothing"):format(
-      cfg.issuer, head)
+    return nil, ("%s: HEAD %s is on no remote branch (%s); push it first, or the pinned URLs serve nothing"):format(
+      cfg.issuer, head, why)
   end
   local tree, terr = repo:tree(head)
   if not tree then
