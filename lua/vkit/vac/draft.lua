@@ -152,23 +152,4 @@ function M.run(dir)
   return true, warnings, m
 end
 
---- The CLI: `vkit vac draft <dir>`.
-function M.command(argv)
-  local args, cli = require "vkit.args", require "vkit.cli"
-  local opts, err = args.parse(argv, { min = 1, max = 1, names = "<dir>" })
-  if not opts then return cli.usage_error(err, "vac draft") end
-  local ok, warnings, m = M.run(opts[1])
-  if not ok then
-    io.stderr:write("vkit vac draft: ", warnings, "\n")
-    return 1
-  end
-  local markers = require("vkit.vac.failures").new()
-  manifest.todo_failures(m, markers)
-  for _, w in ipairs(warnings) do io.stderr:write("warning: ", w, "\n") end
-  print(("drafted %s/vac.json: %d artifact(s) hashed, %d judgment field(s) marked TODO(...)"):format(opts[1],
-    #m.evidence, #markers))
-  print("author every marker, then run: vkit vac verify " .. opts[1])
-  return 0
-end
-
 return M

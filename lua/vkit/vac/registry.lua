@@ -302,47 +302,19 @@ function M.check_fetched(doc, dir)
   return problems
 end
 
---- The CLI: `vkit vac registry [--config F] [--out F] [--check-fetched DIR]`.
-function M.command(argv)
-  local args, cli = require "vkit.args", require "vkit.cli"
-  local opts, err = args.parse(argv, { options = { config = "string", out = "string", check_fetched = "string",
-    registry = "string" }, max = 0 })
-  if not opts then return cli.usage_error(err, "vac registry") end
-  if opts.check_fetched then
-    local path = opts.registry or "registry.json"
-    local text, rerr = fs.read(path, 1 << 26)
-    local doc = text and json.decode(text)
-    if not doc then
-      io.stderr:write("vkit vac registry: ", tostring(rerr or (path .. ": not JSON")), "\n")
-      return 2
-    end
-    local problems = M.check_fetched(doc, opts.check_fetched)
-    local output = require "vkit.vac.output"
-    for _, p in ipairs(problems) do print("FAIL " .. output.escape(p)) end
-    print(#problems == 0 and ("check-fetched: every pinned artifact holds (%d entries)"):format(#(doc.entries or {}))
-      or ("check-fetched: FAIL — %d problem(s)"):format(#problems))
-    return #problems == 0 and 0 or 1
+--- Reads a registry document: doc (with an entries array) | nil, message.
+function M.load_registry(path)
+  local text, err = fs.read(path, 1 << 26)
+  if not text then return nil, err end
+  local doc, jerr = json.decode(text)
+  if not doc then return nil, ("%s: %s"):format(path, jerr) end
+  if kind(doc) ~= "object" or kind(doc.entries) ~= "array" then
+    return nil, path .. ": not a registry (an object with an entries array)"
   end
-  local ok, git = pcall(require, "vkit.git")
-  if not ok then
-    io.stderr:write("vkit vac registry: vkit.git is not built into this vkit\n")
-    return 3
-  end
-  local issuers, cerr = M.load_config(opts.config or "vac-registry.json")
-  if not issuers then
-    io.stderr:write("vkit vac registry: ", cerr, "\n")
-    return 2
-  end
-  local doc, berr = M.build(issuers, git)
-  if not doc then
-    io.stderr:write("vkit vac registry: ", berr, "\n")
-    return 1
-  end
-  local out = opts.out or "registry.json"
-  assert(fs.write_atomic(out, M.encode(doc), 420))
-  print(("%s: %d accepted, %d pending"):format(out, #doc.entries, #doc.pending))
-  for _, p in ipairs(doc.pending) do print("pending " .. p.name .. ": " .. require("vkit.vac.output").escape(p.reason)) end
-  return 0
+  return doc
 end
+
+--- Writes doc to path atomically: true | nil, message.
+function M.write(path, doc) return fs.write_atomic(path, M.encode(doc), 420) end
 
 return M
