@@ -134,6 +134,44 @@ function Source:lines(rel, consumer)
   return loaded(self, rel, ok, class, detail)
 end
 
+-- ---------------------------------------------------------------------
+-- Tallies (vkit.json.tally_lines, json.read's tally): the rows of an
+-- artifact counted in C by the values of a few fields, one entry per
+-- distinct combination ({row, n, first}), without a Lua value per row.
+-- The scanner decides only what it can vouch for: nil here means "read it
+-- the ordinary way" (Source:lines, Source:json_stream), which then names
+-- whatever is wrong exactly as before; a read whose bytes do not hold the
+-- pin is recorded as a mismatch like any other.
+
+-- The outcome of a tally of rel: result, or nil.
+local function tallied(self, rel, result, code, detail)
+  if result then
+    self:record(rel, self.pins[rel])
+    return result
+  end
+  if code == "sha256-mismatch" then self:record(rel, detail) end
+  return nil
+end
+
+--- The non-blank lines of the JSON Lines artifact rel tallied by fields:
+--  {rows, combos} or nil.
+function Source:tally_lines(rel, fields)
+  local result, _, code, detail = json.tally_lines(self:path(rel), { fields = fields, sha256 = self.pins[rel],
+    nofollow = true, max_line = policy.max_line_bytes })
+  return tallied(self, rel, result, code, detail)
+end
+
+--- The JSON document rel with the elements of its top-level array member
+--  tallied by fields: value (without the member), {rows, combos}; or nil
+--  (also when the document has no such member).
+function Source:tally_stream(rel, member, fields)
+  local value, result, code, detail = json.read(self:path(rel), policy.max_artifact_bytes, {
+    max_depth = jsonload.MAX_DEPTH, nofollow = true, sha256 = self.pins[rel], stream = member, tally = fields })
+  if value == nil then return tallied(self, rel, nil, code, detail) end
+  if type(result) ~= "table" then return nil end
+  return value, tallied(self, rel, result)
+end
+
 function Source:bytes(rel)
   local bytes, err = fs.read(self:path(rel), policy.max_artifact_bytes, { nofollow = true })
   if not bytes then
