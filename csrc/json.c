@@ -1247,9 +1247,9 @@ static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
  * the position after it or NULL. */
 static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned char *p, const unsigned char *end,
                                       int combos, int object_mt) {
+  t->rows++;
   if (p >= end || *p != '{') return give_up(t, "a row that is not an object");
   for (int i = 0; i < t->nfields; i++) t->tag[i] = T_ABSENT;
-  t->rows++;
   if (!(p = scan_object(t, p, end, 1))) return NULL;
   if (tally_count(L, t, combos, object_mt)) return NULL;
   return p;
@@ -1368,7 +1368,7 @@ static int json_tally_lines(lua_State *L) {
       const unsigned char *stop = nl ? nl : end;
       const unsigned char *line = p, *line_end = stop;
       if (carry_len || !nl) { /* the line continues across chunks */
-        if (carry_len + (size_t)(stop - p) > (size_t)max_line) { status = GIVE_UP(t, "a line over max_line"); break; }
+        if (carry_len + (size_t)(stop - p) > (size_t)max_line) { t->rows++, status = GIVE_UP(t, "a line over max_line"); break; }
         if (reserve_bytes(&carry, &carry_cap, carry_len, (size_t)(stop - p))) { status = GIVE_UP(t, "out of memory"); break; }
         memcpy(carry + carry_len, p, (size_t)(stop - p));
         carry_len += (size_t)(stop - p);
@@ -1378,11 +1378,11 @@ static int json_tally_lines(lua_State *L) {
       }
       p = nl + 1;
       t->line++;
-      if ((size_t)(line_end - line) > (size_t)max_line) { status = GIVE_UP(t, "a line over max_line"); break; }
+      if ((size_t)(line_end - line) > (size_t)max_line) { t->rows++, status = GIVE_UP(t, "a line over max_line"); break; }
       const unsigned char *q = line;
       while (q < line_end && (*q == ' ' || *q == '\t')) q++;
       if (q < line_end) {
-        if (memchr(line, '\r', (size_t)(line_end - line))) { status = GIVE_UP(t, "a carriage return"); break; }
+        if (memchr(line, '\r', (size_t)(line_end - line))) { t->rows++, status = GIVE_UP(t, "a carriage return"); break; }
         if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) { status = -1; break; }
         q = skip_ws_in(q, line_end);
         if (q != line_end) { status = GIVE_UP(t, "trailing bytes after a row"); break; }
@@ -1396,7 +1396,7 @@ static int json_tally_lines(lua_State *L) {
     t->line++;
     while (q < line_end && (*q == ' ' || *q == '\t')) q++;
     if (q < line_end) {
-      if (memchr(carry, '\r', carry_len)) status = GIVE_UP(t, "a carriage return");
+      if (memchr(carry, '\r', carry_len)) t->rows++, status = GIVE_UP(t, "a carriage return");
       else if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) status = -1;
       else if (skip_ws_in(q, line_end) != line_end) status = GIVE_UP(t, "trailing bytes after a row");
     }
