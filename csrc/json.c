@@ -896,8 +896,10 @@ static const unsigned char *give_up(Tally *t, const char *why) {
   return NULL;
 }
 
-static const unsigned char *skip_ws_in(const unsigned char *p, const unsigned char *end) {
-  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+/* JSON whitespace; in JSON Lines not a CR (Python's splitlines() would
+ * cut there, so the row is left to the decoder: what follows fails). */
+static const unsigned char *skip_ws_in(const Tally *t, const unsigned char *p, const unsigned char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || (*p == '\r' && !t->lines))) p++;
   return p;
 }
 
@@ -1021,7 +1023,7 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
   if (depth > TALLY_DEPTH) return give_up(t, "nesting deeper than a tally decides");
   Name keys[TALLY_KEYS];
   int nkeys = 0;
-  p = skip_ws_in(p + 1, end);
+  p = skip_ws_in(t, p + 1, end);
   if (p < end && *p == '}') return p + 1;
   int as_before = depth == 1; /* every key so far is the last row's, in its place */
   for (;;) {
@@ -1064,9 +1066,9 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
     }
     keys[nkeys].s = (const char *)k;
     keys[nkeys++].len = klen;
-    p = skip_ws_in(p, end);
+    p = skip_ws_in(t, p, end);
     if (p >= end || *p != ':') return give_up(t, "expected ':'");
-    p = skip_ws_in(p + 1, end);
+    p = skip_ws_in(t, p + 1, end);
     if (field < 0) {
       if (!(p = skip_any(t, p, end, depth))) return NULL;
     } else if (p < end && *p == '"') {
@@ -1091,25 +1093,25 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
     } else {
       return give_up(t, "a named field that is not a scalar");
     }
-    p = skip_ws_in(p, end);
+    p = skip_ws_in(t, p, end);
     if (p >= end) return give_up(t, "unterminated object");
     if (*p == '}') return p + 1;
     if (*p != ',') return give_up(t, "expected ',' or '}'");
-    p = skip_ws_in(p + 1, end);
+    p = skip_ws_in(t, p + 1, end);
   }
 }
 
 static const unsigned char *scan_array(Tally *t, const unsigned char *p, const unsigned char *end, int depth) {
   if (depth > TALLY_DEPTH) return give_up(t, "nesting deeper than a tally decides");
-  p = skip_ws_in(p + 1, end);
+  p = skip_ws_in(t, p + 1, end);
   if (p < end && *p == ']') return p + 1;
   for (;;) {
     if (!(p = skip_any(t, p, end, depth))) return NULL;
-    p = skip_ws_in(p, end);
+    p = skip_ws_in(t, p, end);
     if (p >= end) return give_up(t, "unterminated array");
     if (*p == ']') return p + 1;
     if (*p != ',') return give_up(t, "expected ',' or ']'");
-    p = skip_ws_in(p + 1, end);
+    p = skip_ws_in(t, p + 1, end);
   }
 }
 
@@ -1382,9 +1384,8 @@ static int json_tally_lines(lua_State *L) {
       const unsigned char *q = line;
       while (q < line_end && (*q == ' ' || *q == '\t')) q++;
       if (q < line_end) {
-        if (memchr(line, '\r', (size_t)(line_end - line))) { t->rows++, status = GIVE_UP(t, "a carriage return"); break; }
         if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) { status = -1; break; }
-        q = skip_ws_in(q, line_end);
+        q = skip_ws_in(t, q, line_end);
         if (q != line_end) { status = GIVE_UP(t, "trailing bytes after a row"); break; }
       }
       carry_len = 0;
@@ -1396,9 +1397,8 @@ static int json_tally_lines(lua_State *L) {
     t->line++;
     while (q < line_end && (*q == ' ' || *q == '\t')) q++;
     if (q < line_end) {
-      if (memchr(carry, '\r', carry_len)) t->rows++, status = GIVE_UP(t, "a carriage return");
-      else if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) status = -1;
-      else if (skip_ws_in(q, line_end) != line_end) status = GIVE_UP(t, "trailing bytes after a row");
+      if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) status = -1;
+      else if (skip_ws_in(t, q, line_end) != line_end) status = GIVE_UP(t, "trailing bytes after a row");
     }
   }
   close(fd);
