@@ -39,7 +39,7 @@ function M.verify(path)
     st = real and fs.lstat(real)
     path = real or path
   end
-  if not st then return nil, ("%s: no such file or directory"):format(path), "no-such-path" end
+  if not st then return nil, ("not a bundle: %s: no such file or directory"):format(path), "no-such-path" end
   local result
   if st.kind == "dir" then
     local root = fs.realpath(path) or path
@@ -48,16 +48,17 @@ function M.verify(path)
   elseif st.kind == "file" and archive.is_archive_name(path) then
     local why, code
     result, why, code = archive.verify(path, name)
-    if not result then return nil, ("%s: %s"):format(path, why), code end
+    if not result then return nil, ("not a bundle: %s: %s"):format(path, why), code end
   else
     for _, f in ipairs(FOREIGN) do
       if st.kind == "file" and path:find(f[1]) then
-        return nil, ("%s: a %s-compressed tar: unsupported compression (vkit reads .tar, .tar.gz and .tgz)"):format(
+        return nil, ("not a bundle: %s: a %s-compressed tar: unsupported compression (vkit reads .tar, .tar.gz and .tgz)"):format(
           path, f[2]), "unsupported-compression"
       end
     end
     local what = st.kind == "file" and "a file that is not a bundle archive" or ("a special file (" .. tostring(st.type or st.kind) .. ")")
-    return nil, ("%s: %s (a bundle is a directory, or a .tar, .tar.gz or .tgz archive of one)"):format(path, what),
+    return nil, ("not a bundle: %s: %s (a bundle is a directory, or a .tar, .tar.gz or .tgz archive of one)"):format(
+      path, what),
       "not-a-bundle"
   end
   result.verdict = #result.failures == 0 and "pass" or "fail"
