@@ -14,10 +14,6 @@ local policy = require("vkit.policy").vac
 
 local M = {}
 
-function M.is_archive_name(p)
-  return p:find "%.tar%.gz$" ~= nil or p:find "%.tgz$" ~= nil or p:find "%.tar$" ~= nil
-end
-
 --- The components of a member name, or nil and why it is unsafe.  An
 --  empty list is the archive's own root ("." or "./").
 function M.member_parts(name)

@@ -28,8 +28,11 @@ local FOREIGN = {
 --  zstd, lzip, lzma or compress, by its name or its first bytes) or
 --  "not-a-bundle" (anything else: a file that is not a .tar/.tar.gz/.tgz
 --  archive, a special file).
+-- The archive names verify reads: .tar, .tar.gz, .tgz (the archive reader
+-- is loaded only for one of them).
+local function archive_name(p) return p:find "%.tar%.gz$" ~= nil or p:find "%.tgz$" ~= nil or p:find "%.tar$" ~= nil end
+
 function M.verify(path)
-  local archive = require "vkit.vac.archive"
   local verify = require "vkit.vac.verify"
   local name = path:gsub("/+$", ""):match "([^/]*)$"
   if name == "" then name = path end
@@ -45,9 +48,9 @@ function M.verify(path)
     local root = fs.realpath(path) or path
     local failures, m = verify.directory(root)
     result = { name = name, failures = failures, manifest = m }
-  elseif st.kind == "file" and archive.is_archive_name(path) then
+  elseif st.kind == "file" and archive_name(path) then
     local why, code
-    result, why, code = archive.verify(path, name)
+    result, why, code = require("vkit.vac.archive").verify(path, name)
     if not result then return nil, ("not a bundle: %s: %s"):format(path, why), code end
   else
     for _, f in ipairs(FOREIGN) do
