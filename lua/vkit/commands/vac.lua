@@ -154,7 +154,15 @@ local function verify(argv)
   local rows = {}
   for i, path in ipairs(opts) do
     local result, why, code = vac.verify(path)
-    rows[i] = result and { result = result } or { path = path, code = code, message = why }
+    if result and opts.json then
+      rows[i] = { result = result, doc = out.json_doc(result) } -- what is printed, not the whole manifest
+      result.manifest = nil
+    elseif result then
+      result.manifest = nil -- the table needs the verdict and the failures only
+      rows[i] = { result = result }
+    else
+      rows[i] = { path = path, code = code, message = why }
+    end
   end
   io.stdout:write(opts.json and out.batch_json(rows) or out.batch_text(rows, out.style(io.stdout, opts.json)))
   local worst = 0

@@ -126,7 +126,7 @@ end
 
 --- The same verification as one stable JSON object (a table, for
 --  M.json and M.batch_json).
-local function json_doc(result)
+function M.json_doc(result)
   local failures = json.array {}
   for i, f in ipairs(result.failures) do
     failures[i] = json.object { reason = f.name, detail = f.detail or "" }
@@ -161,7 +161,7 @@ end
 local function encode(doc) return inert_json(json.encode(doc, { indent = 2 })) .. "\n" end
 
 --- The same verification as one stable JSON object.
-function M.json(result) return encode(json_doc(result)) end
+function M.json(result) return encode(M.json_doc(result)) end
 
 --- {"error": {"code", "message"}}: a failure under --json, on stdout.
 function M.error_json(code, message)
@@ -221,7 +221,7 @@ end
 function M.batch_json(rows)
   local list = json.array {}
   for i, r in ipairs(rows) do
-    list[i] = r.result and json_doc(r.result)
+    list[i] = r.result and (r.doc or M.json_doc(r.result))
       or json.object { bundle = r.path, error = json.object { code = r.code, message = r.message } }
   end
   local t = tally(rows)
