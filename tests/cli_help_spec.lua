@@ -11,7 +11,7 @@ local COMMANDS = {
   script = {}, repl = {}, version = {}, verify = {}, mcp = {}, ts_admit = {},
   run = { "list", "show", "wait", "cancel", "replay", "report", "worker" },
   change = { "certify" },
-  -- vac: its subcommands join at the merge of the VAC CLI work
+  vac = { "verify", "draft", "registry", "conformance" },
 }
 
 describe("the command line", function()
@@ -152,6 +152,13 @@ describe("the command line", function()
       local shown = t.vkit { "run", "show", "--run", passed.run_id, "--project", p.path }
       assert.matches("^PASS  " .. passed.run_id:gsub("%-", "%%-"), shown.stdout)
       assert.matches("PASS means:", shown.stdout, 1, true)
+      -- colour only on a terminal, never with NO_COLOR or --json
+      local show = { "run", "show", "--run", passed.run_id, "--project", p.path }
+      assert.matches("\27%[32mPASS\27%[0m  " .. passed.run_id:gsub("%-", "%%-"), t.on_pty("", show))
+      assert.is_nil(t.on_pty("NO_COLOR=1 ", show):find("\27", 1, true))
+      table.insert(show, "--json")
+      assert.is_nil(t.on_pty("", show):find("\27", 1, true))
+      assert.is_nil(shown.stdout:find("\27", 1, true), "no colour on a pipe")
       t.kill_workers(dir)
       cleanup(); dir, cleanup = t.tempdir()
       local blocked = support.verify(support.build(dir, { checker_mode = "no-receipt" }))

@@ -140,14 +140,7 @@ describe("vkit vac (command line)", function()
   -- colour only when stdout is a terminal (a real pty from script(1)), never
   -- with NO_COLOR or --json
   it("colours verdicts on a terminal only, and never with NO_COLOR or --json", function()
-    local function on_pty(env, argv)
-      local parts = {}
-      for _, a in ipairs(argv) do parts[#parts + 1] = t.quote(a) end
-      local cmd = ("%s%s %s"):format(env, t.quote(vkit.exe), table.concat(parts, " "))
-      local out = dir .. "/pty.out"
-      os.execute(("script -q -e -c %s /dev/null > %s 2>&1 < /dev/null"):format(t.quote(cmd), t.quote(out)))
-      return t.slurp(out)
-    end
+    local on_pty = t.on_pty
     local coloured = on_pty("", { "vac", "verify", VALID, COOKED })
     assert.matches("\27%[32mPASS", coloured)
     assert.matches("\27%[31mFAIL", coloured)
