@@ -11,7 +11,7 @@ local COMMANDS = {
   script = {}, repl = {}, version = {}, verify = {}, mcp = {}, ts_admit = {},
   run = { "list", "show", "wait", "cancel", "replay", "report", "worker" },
   change = { "certify" },
-  -- vac: its subcommands join at the merge of the VAC CLI work
+  vac = { "verify", "draft", "registry", "conformance" },
 }
 
 describe("the command line", function()
@@ -152,6 +152,13 @@ describe("the command line", function()
       local shown = t.vkit { "run", "show", "--run", passed.run_id, "--project", p.path }
       assert.matches("^PASS  " .. passed.run_id:gsub("%-", "%%-"), shown.stdout)
       assert.matches("PASS means:", shown.stdout, 1, true)
+      -- colour only on a terminal, never with NO_COLOR or --json
+      local show = { "run", "show", "--run", passed.run_id, "--project", p.path }
+      assert.matches("\27%[32mPASS\27%[0m  " .. passed.run_id:gsub("%-", "%%-"), t.on_pty("", show))
+      assert.is_nil(t.on_pty("NO_COLOR=1 ", show):find("\27", 1, true))
+      table.insert(show, "--json")
+      assert.is_nil(t.on_pty("", show):find("\27", 1, true))
+      assert.is_nil(shown.stdout:find("\27", 1, true), "no colour on a pipe")
       t.kill_workers(dir)
       cleanup(); dir, cleanup = t.tempdir()
       local blocked = support.verify(support.build(dir, { checker_mode = "no-receipt" }))
@@ -163,14 +170,20 @@ describe("the command line", function()
 
     it("exits 3 for a failed run, 1 for a cancelled one, 4 while pending, 6 for no such run", function()
       local store = store_mod.open(dir)
-      local failing = store:submit("probe", { ms = 0, fail = "on purpose" })
-      local cancelled = store:submit("probe", { ms = 60000 })
-      store:cancel(cancelled)
+      -- One run at a time: runs queued in the same second run in no set order.
       local slow = store:submit("probe", { ms = 60000 })
       store:ensure_worker()
-      assert.equal(3, wait(dir, failing).code)
-      assert.equal(1, wait(dir, cancelled).code)
+      local deadline = vkit.sys.monotonic_ms() + 60000
+      while store:get(slow).state.status ~= "running" and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.05) end
       assert.equal(4, t.vkit({ "run", "wait", "--run", slow, "--wait", "0", "--project", dir }).code)
+      store:cancel(slow)
+      assert.equal(1, wait(dir, slow).code, "cancelled while running")
+      local cancelled = store:submit("probe", { ms = 60000 })
+      store:cancel(cancelled)
+      assert.equal(1, wait(dir, cancelled).code, "cancelled before it ran")
+      local failing = store:submit("probe", { ms = 0, fail = "on purpose" })
+      store:ensure_worker()
+      assert.equal(3, wait(dir, failing).code)
       assert.equal(6, wait(dir, "r-20260101T000000Z-abcdefabcdef").code)
       local as_json = json.decode(t.vkit({ "run", "wait", "--run", failing, "--project", dir, "--json" }).stdout)
       assert.equal("failed", as_json.status)

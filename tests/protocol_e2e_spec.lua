@@ -144,7 +144,7 @@ describe("external verification", function()
       end
       return false
     end
-    local deadline = vkit.sys.monotonic_ms() + 20000
+    local deadline = vkit.sys.monotonic_ms() + 120000
     while not producer_alive() and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.1) end
     assert.is_true(producer_alive(), "the producer should be running")
     assert.equal(0, t.vkit({ "run", "cancel", "--run", run.run_id, "--project", p.path }).code)

@@ -152,7 +152,7 @@ end
 local function print_established(store, run)
   local model = report.model(store, run)
   if model then
-    io.stdout:write(report.render(model, "text"))
+    io.stdout:write(report.render(model, "text", require("vkit.terminal").style(io.stdout, false)))
   else
     print_row(store, run)
   end

@@ -5,7 +5,8 @@
 --
 --   model(store, run)        -> model | nil, message   (reads the retained records)
 --   vac_model(doc, path)     -> model                  (a VAC verification's JSON result)
---   render(model, format)    -> string                 (format: text, md, html, json, junit)
+--   render(model, format [, style]) -> string          (format: text, md, html, json, junit;
+--                                                       style: vkit.terminal.style, text only)
 --
 -- The model (schema "vkit-run-report.v1"):
 --   kind, run_id, status, outcome, passing (the strongest claim the run
@@ -37,10 +38,10 @@ function M.vac_model(doc, path)
   return require("vkit.report.vac").model(doc, path)
 end
 
-function M.render(model, format)
+function M.render(model, format, style)
   local module = RENDERERS[format]
   if not module then error(("unknown report format %q (one of %s)"):format(tostring(format), table.concat(M.FORMATS, ", ")), 2) end
-  return require(module).render(model)
+  return require(module).render(model, style)
 end
 
 return M

@@ -1,7 +1,9 @@
 --- The plain-text view of a run's report: what `vkit run show` prints.
 --  Every string that came from a run (a receipt, a candidate's output, a
---  bundle) is escaped for the terminal first.
-local escape = require("vkit.vac.output").escape
+--  bundle) is escaped for the terminal first.  style (vkit.terminal.style)
+--  colours the outcome word on a terminal; without it the text is plain.
+local terminal = require "vkit.terminal"
+local escape = terminal.escape
 
 local M = {}
 
@@ -24,9 +26,12 @@ local function findings(out, method)
   if total > shown then line(out, "      ... and %d more", total - shown) end
 end
 
-function M.render(model)
+function M.render(model, style)
+  style = style or terminal.PLAIN
   local out = {}
-  line(out, "%s  %s  %s", escape(model.outcome or model.status:upper()), model.run_id, escape(model.kind_title or model.kind))
+  local word = escape(model.outcome or model.status:upper())
+  word = model.passing and style.pass(word) or style.fail(word)
+  line(out, "%s  %s  %s", word, model.run_id, escape(model.kind_title or model.kind))
   if model.message or model.error then
     line(out, "  %s%s", model.reason and (escape(model.reason) .. ": ") or "", escape(model.message or model.error))
   end
