@@ -22,8 +22,10 @@ options:
   --project PATH         the project, a Git repository
   --request FILE         the finite request, strict JSON
   --trusted-target OID   the host's exact target commit (40 or 64 hex digits)
-  --method M             auto (default), finite_paired, exhaustive,
-                         rust_exhaustive (vkit's own) or rust_kani
+  --method M             auto (default: finite_paired, then exhaustive, and
+                         rust_kani with a closed-format pin on a Rust binding),
+                         finite_paired, exhaustive, rust_exhaustive (vkit's
+                         own) or rust_kani
   --kani-toolchain FILE  the host's closed-format Kani toolchain pin (JSON)
   --wait S               seconds to wait, a decimal from 0 to 60 (default 0)
   --json                 the shadow summary as JSON on stdout

@@ -3,8 +3,9 @@
 --   runs([n])   the n most recent runs (default 20), as summaries; the REPL
 --               prints the list as a compact table like `vkit run list`
 --               (runs()[1] is still the whole summary)
---   run(id)     one run: state, job, and per attempt its record, result,
---               checker request, receipt, evidence digests and logs
+--   run(id)     one run: state, job, coverage (certifications), and per
+--               attempt its record, result, checker request, receipt,
+--               evidence digests and logs
 --   pp(value)   pretty-prints any value
 --   store       the project's job store
 local json = require "vkit.json"
@@ -79,7 +80,10 @@ function M.helpers(store)
     if not r then return nil, message end
     local attempts = {}
     for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(("%s/attempts/%d"):format(r.dir, n)) end
-    return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale }
+    -- A certification's coverage, one line per method ("checked N of M accepted inputs (method)").
+    local coverage = require("vkit.change.coverage").lines(r.state.summary)
+    return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale,
+             coverage = #coverage > 0 and coverage or nil }
   end
   function h.pp(value) print(pretty.format(value)) end
   return h
