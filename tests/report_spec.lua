@@ -151,6 +151,40 @@ describe("run reports", function()
       assert.matches("z3.log (**changed since the run recorded it**)", report_of(p, run, "md"), 1, true)
     end)
 
+    it("report a certification wrong at one input: the finding, the sampled method skipped, the strip", function()
+      local intents = require "tests.support.intents"
+      local p = intents.language_project("python", { max_inputs = 6 })
+      local ok, err = pcall(function()
+        local s = intents.SOURCES.python
+        local bad = intents.certify(p, p.commit({ [s.path] = s.one_input }, p.target))
+        local project_path = p.dir .. "/project"
+        local function report_for(format)
+          local r = t.vkit { "run", "report", "--run", bad.run_id, "--project", project_path, "--format", format }
+          assert.equal(0, r.code, r.stderr)
+          return r.stdout
+        end
+        local shown = t.vkit { "run", "show", "--run", bad.run_id, "--project", project_path }
+        assert.matches("exhaustive%s+observed_violation%s+checked 100 of 100 accepted inputs %(exhaustive%)", shown.stdout)
+        assert.matches("input 77: the candidate returned 99", shown.stdout, 1, true)
+        assert.is_nil(shown.stdout:find("PASS means", 1, true))
+        local junit = consume_junit(report_for "junit")
+        assert.same({ 2, 1, 1 }, { junit.tests, junit.failures, junit.skipped })
+        local model = json.decode(report_for "json")
+        assert.same({ 77 }, model.domain.violating)
+        assert.same({ { 0, 99 } }, model.domain.checked)
+        local page = dir .. "/change.html"
+        t.write(page, report_for "html")
+        if browser.available() then
+          local dom = browser.dom(dir, page)
+          assert.matches('<rect class="violating"[^>]*data%-input="77"', dom)
+          assert.matches('data%-method="finite_paired" data%-result="observed_conformance" data%-passing="false" '
+            .. 'data%-sampled="true"', dom)
+        end
+      end)
+      intents.finish(p)
+      assert(ok, err)
+    end)
+
     it("render in headless Chromium: the verdict, each method, the domain strip, nothing run-supplied executed", function()
       if not browser.available() then
         error("chromium is not installed: scripts/deps installs it (Debian package chromium)")

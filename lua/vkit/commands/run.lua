@@ -142,10 +142,7 @@ local function print_row(store, run)
   print(("%s  %-15s %-9s %-22s attempts %d  %s"):format(summary.run_id, summary.kind, summary.status,
     summary.outcome ~= json.null and tostring(summary.outcome) or "-", summary.attempts, summary.updated_at))
   if summary.error ~= json.null then print("  " .. summary.error) end
-  local ok, coverage = pcall(require, "vkit.change.coverage")
-  if ok and coverage.lines then
-    for _, line in ipairs(coverage.lines(summary.summary)) do print("  " .. line) end
-  end
+  for _, line in ipairs(require("vkit.change.coverage").lines(summary.summary)) do print("  " .. line) end
 end
 
 --- What the run established, in words (the report's text view).
