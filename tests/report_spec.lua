@@ -55,8 +55,16 @@ describe("run reports", function()
       assert.is_nil(html:find("\u{202e}", 1, true), "no bidi override reaches the page")
       assert.truthy(html:find("\\u202e", 1, true))
       local md = report.render(m, "md")
-      assert.is_nil(md:find("<script>", 1, true))
-      assert.is_nil(md:find("[link](", 1, true))
+      -- Inside a code span nothing is markup (CommonMark), and no backtick
+      -- in the text can end one; outside, nothing may be.
+      for span in md:gmatch "`([^`\n]*)`" do assert.is_nil(span:find("\n", 1, true)) end
+      local prose = md:gsub("`[^`\n]*`", "")
+      assert.is_nil(prose:find("<script>", 1, true))
+      assert.is_nil(prose:find("[link](", 1, true))
+      local _, ticks = md:gsub("`", "")
+      assert.equal(0, ticks % 2, "every code span is closed")
+      local markup = require "vkit.report.markup"
+      assert.equal("a'b [x] c", markup.md_code("a`b\n[x] c"), "a backtick cannot end a code span")
       assert.is_nil(md:find("\n# heading", 1, true), "a newline cannot start a heading")
       for _, line in ipairs { md:match "\n(| requirement |[^\n]*)" } do
         local _, pipes = line:gsub("[^\\]|", "")
