@@ -16,6 +16,7 @@
  *                     job-store worker can outlive the command that queued
  *                     the job.  The pid returned is the daemon's.
  */
+#include "process.h"
 #include "vkit.h"
 
 #include <fcntl.h>
@@ -181,6 +182,9 @@ static int sys_spawn_detached(lua_State *L) {
   while (waitpid(first, &status, 0) < 0 && errno == EINTR) {}
   if (exec_err) return vkit_fail(L, vkit_errno_name(exec_err), "%s: %s", exe, strerror(exec_err));
   if (pid <= 0) return vkit_fail(L, "spawn-failed", "could not start %s", exe);
+  /* A subreaper gets the daemon back as its child once the intermediate
+   * exits: it is no run's, and vkit.process must leave it alone. */
+  tree_disown(pid);
   lua_pushinteger(L, pid);
   return 1;
 }

@@ -25,6 +25,7 @@ function M.build(dir)
   cc("flood", "flood.c")
   cc("says_a", "says.c", [[-DWORD='"A"']])
   cc("says_b", "says.c", [[-DWORD='"B"']])
+  cc("chain", "chain.c")
   return built
 end
 
@@ -87,6 +88,7 @@ function M.leftovers()
 end
 
 --- Polls until check() returns a value, up to seconds; returns it or nil.
+--  The bound separates "never" from "slowly": callers give generous ones.
 local function poll(check, seconds)
   local deadline = vkit.sys.monotonic_ms() + seconds * 1000
   repeat
@@ -95,6 +97,47 @@ local function poll(check, seconds)
     vkit.sys.sleep(0.01)
   until vkit.sys.monotonic_ms() > deadline
   return nil
+end
+
+M.poll = poll
+
+--- Pids of the processes named `name` (their comm, as a chain's links set
+--  it), anywhere on the machine.
+function M.named(name)
+  local found = {}
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    if e:match "^%d+$" then
+      local s = read("/proc/" .. e .. "/stat")
+      local comm, state = s and s:match "^%d+ %((.-)%) (%a)"
+      if comm == name and state ~= "Z" then found[#found + 1] = e end
+    end
+  end
+  return found
+end
+
+--- Zombies whose parent is this vkit process or one of its children (a
+--  keeper): the orphans that nobody has reaped.
+function M.unreaped()
+  local me, parents, found = tostring(vkit.sys.pid()), {}, {}
+  parents[me] = true
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    local s = e:match "^%d+$" and read("/proc/" .. e .. "/stat")
+    local ppid = s and s:match "%) %a (%d+)"
+    if ppid == me then parents[e] = true end
+  end
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    local s = e:match "^%d+$" and read("/proc/" .. e .. "/stat")
+    local state, ppid = (s or ""):match "%) (%a) (%d+)"
+    if state == "Z" and parents[ppid] then found[#found + 1] = e end
+  end
+  return found
+end
+
+--- The cgroup v2 mount vkit uses, or nil.
+function M.cgroup_mount()
+  for _, m in ipairs { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" } do
+    if read(m .. "/cgroup.procs") and read(m .. "/cgroup.controllers") then return m end
+  end
 end
 
 --- Polls until path holds a line, up to seconds; returns its first line.
