@@ -562,7 +562,8 @@ static int cg_within(const char *path, const char *cg) {
 static int owner_gone(int dirfd, pid_t owner) {
   ProcStat st;
   char recorded[64];
-  if (proc_stat(owner, &st) != 0) return 1;
+  /* a zombie is dead too: a vkit whose parent is slow to reap it */
+  if (proc_stat(owner, &st) != 0 || st.state == 'Z' || st.state == 'X') return 1;
   ssize_t n = fgetxattr(dirfd, OWNER_XATTR, recorded, sizeof recorded - 1);
   if (n > 0) {
     recorded[n] = '\0';
@@ -581,24 +582,34 @@ static int owner_gone(int dirfd, pid_t owner) {
 
 void cg_reap_stale(ms_t kill_wait, StaleFound found, void *ctx) {
   char reason[512], dirpath[PATH_MAX];
-  if (cg_locate(reason, sizeof reason) != 0 || fmt(dirpath, sizeof dirpath, "%s%s", cg_mount, cg_parent) != 0) return;
-  DIR *d = opendir(dirpath);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
+  if (cg_locate(reason, sizeof cg_reason) != 0 || fmt(dirpath, sizeof dirpath, "%s%s", cg_mount, cg_parent) != 0) return;
+  int parent = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent < 0) return;
+  /* The owners first, then the removals: entries removed while a directory
+   * is read can make the reading skip others. */
+  PidSet owners = {0};
+  int dup_fd = dup(parent);
+  DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  if (!d && dup_fd >= 0) close(dup_fd);
+  for (struct dirent *e; d && (e = readdir(d));) {
     char *end;
     long pid = strncmp(e->d_name, "vkit-", 5) == 0 ? strtol(e->d_name + 5, &end, 10) : 0;
-    if (pid <= 0 || *end || e->d_name[5] == '0' || pid == getpid()) continue;
-    int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pid > 0 && !*end && e->d_name[5] != '0' && pid != getpid()) pidset_add(&owners, (pid_t)pid);
+  }
+  if (d) closedir(d);
+  for (size_t i = 0; i < owners.n; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "vkit-%d", (int)owners.v[i]);
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) continue;
-    if (!owner_gone(fd, (pid_t)pid)) {
+    if (!owner_gone(fd, owners.v[i])) {
       close(fd);
       continue;
     }
     StaleCgroup cg;
     memset(&cg, 0, sizeof cg);
-    cg.owner = (pid_t)pid;
-    fmt(cg.path, sizeof cg.path, "%s/%s", dirpath, e->d_name);
+    cg.owner = owners.v[i];
+    fmt(cg.path, sizeof cg.path, "%s/%s", dirpath, name);
     PidSet members = {0};
     members_below(fd, &members);
     cg.killed = (int)members.n;
@@ -615,11 +626,12 @@ void cg_reap_stale(ms_t kill_wait, StaleFound found, void *ctx) {
     if (kill_fd >= 0) close(kill_fd);
     close(fd);
     free(members.v);
-    cg.removed = rmdir_tree(dirfd(d), e->d_name) == 0;
+    cg.removed = rmdir_tree(parent, name) == 0;
     if (!cg.removed && !cg.error[0]) snprintf(cg.error, sizeof cg.error, "cannot remove it: %s", strerror(errno));
     found(ctx, &cg);
   }
-  closedir(d);
+  free(owners.v);
+  close(parent);
 }
 
 /* ---- the live runs ------------------------------------------------------ */

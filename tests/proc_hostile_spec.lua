@@ -309,6 +309,162 @@ while not os.path.exists(pidfile): time.sleep(0.01)
     assert.is_nil(vkit.fs.lstat(hostile.cgroup_mount() .. "/vkit-" .. inner), "vkit's cgroups were left behind")
   end)
 
+  -- A vkit killed by SIGKILL leaves its vkit-<pid> cgroup behind, with
+  -- whatever its runs had started still in it (issue 14, item 4).
+  describe("the cgroups of vkit processes that are gone", function()
+    local own_cgroup = function()
+      local own = assert((hostile.read "/proc/self/cgroup"):match "0::([^\n]*)")
+      return hostile.cgroup_mount() .. (own == "/" and "" or own)
+    end
+
+    -- A pid that names no process now (one we ran and reaped).
+    local function dead_pid()
+      for _ = 1, 100 do
+        local pid = proc.run { exe = "/bin/true", argv = { "true" } }.pid
+        if not hostile.exists(pid) then return pid end
+      end
+      error "no free pid found"
+    end
+
+    -- A sleeping process outside vkit.proc's runs, moved into cgroup dir.
+    local function sleeper_in(dir_)
+      local pid = assert(vkit.sys.spawn_detached { exe = hostile.sh, env = {}, log = "/dev/null",
+        argv = { "sh", "-c", ("echo $$ > %s/cgroup.procs && exec sleep 300"):format(dir_) } })
+      assert.is_truthy(hostile.poll(function() return (hostile.read(dir_ .. "/cgroup.procs") or ""):find(tostring(pid)) end, 60))
+      return pid
+    end
+
+    -- Kills a sleeper if it still lives, and reaps it (the next launch does).
+    local function end_sleeper(pid)
+      os.execute("kill -KILL " .. pid .. " 2>/dev/null")
+      hostile.poll(function() return hostile.stat(pid) ~= "S" end, 60)
+      proc.run { exe = "/bin/true", argv = { "true" } }
+    end
+
+    local function set_owner(dir_, value)
+      local r = proc.run { exe = hostile.python, argv = { "python3", "-c", "import os, sys; os.setxattr(sys.argv[1], 'user.vkit.owner', sys.argv[2].encode())", dir_, value } }
+      assert.equal(0, r.code, r.stderr)
+    end
+
+    -- /proc/<pid>/stat's field 22, the start time: 20 fields after the name
+    local function start_ticks(pid)
+      return hostile.read("/proc/" .. pid .. "/stat"):match("%) .-$"):match(("%S+%s+"):rep(20) .. "(%d+)")
+    end
+
+    privileged("kills what a dead vkit left in its cgroup, cgroups below it included, and removes it", function()
+      local dead = dead_pid()
+      local base = ("%s/vkit-%d"):format(own_cgroup(), dead)
+      assert(vkit.fs.mkdirs(base .. "/run-0/sub"))
+      local member = sleeper_in(base .. "/run-0/sub")
+      finally(function() end_sleeper(member) end)
+      local found = proc.reap_stale_cgroups()
+      local mine
+      for _, cg in ipairs(found) do if cg.owner_pid == dead then mine = cg end end
+      assert.same({ path = base, owner_pid = dead, killed = 1, surviving = 0, removed = true }, mine)
+      assert.is_truthy(hostile.poll(function() return hostile.stat(member) ~= "S" end, 60), "the member lives")
+      assert.is_nil(vkit.fs.lstat(base))
+    end)
+
+    -- The pid in the name may since have been given to another process: the
+    -- maker's start time, kept in an xattr, tells them apart.
+    privileged("takes a cgroup whose pid now names another process for a dead vkit's, and a live vkit's for its own", function()
+      local other = sleeper_in(own_cgroup()) -- alive, started now, not a vkit
+      local recycled = ("%s/vkit-%d"):format(own_cgroup(), other)
+      finally(function() -- one finally a test: a second replaces the first
+        os.remove(recycled)
+        end_sleeper(other)
+      end)
+      assert(vkit.fs.mkdirs(recycled))
+      set_owner(recycled, other .. ":1") -- made by an earlier process with that pid
+      local found = proc.reap_stale_cgroups()
+      local hit
+      for _, cg in ipairs(found) do if cg.owner_pid == other then hit = cg end end
+      assert.same({ path = recycled, owner_pid = other, killed = 0, surviving = 0, removed = true }, hit)
+      assert.is_true(hostile.exists(other), "an unrelated process was killed")
+      -- the same pid with its own start time, or no record but made after
+      -- the process started: its maker may be alive, so it stays
+      for _, value in ipairs { other .. ":" .. start_ticks(other), false } do
+        os.remove(recycled)
+        assert(vkit.fs.mkdirs(recycled))
+        if value then set_owner(recycled, value) end
+        for _, cg in ipairs(proc.reap_stale_cgroups()) do
+          assert.are_not.equal(other, cg.owner_pid, "a live maker's cgroup was taken")
+        end
+        assert.equal("dir", vkit.fs.lstat(recycled).kind)
+      end
+      -- and this process's own cgroup is never anyone's leftover
+      assert.equal("dir", vkit.fs.lstat(("%s/vkit-%d"):format(own_cgroup(), vkit.sys.pid())).kind)
+    end)
+
+    -- A real worker, killed by the producer it runs: the daemon that
+    -- producer left must not live on, nor one more per retry, and each lost
+    -- attempt's record says what its successor found and killed.
+    privileged("a producer that kills its own worker leaves nothing running, however often it is retried", function()
+      local project = dofile(vkit.root .. "/examples/external/project.lua")
+      local store_mod = require "vkit.store"
+      local KILLER = [[
+import os, sys, time
+pidfile = os.path.join(sys.argv[1], "daemon.pid")
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for fd in (0, 1, 2): os.close(fd)
+        with open(pidfile + ".tmp", "w") as f: f.write("%d\n" % os.getpid())
+        os.rename(pidfile + ".tmp", pidfile)
+        while True: time.sleep(1)
+    os._exit(0)
+while not os.path.exists(pidfile): time.sleep(0.01)
+os.kill(os.getppid(), 9)   # the worker that runs us
+time.sleep(300)
+]]
+      local root, cleanup = t.tempdir()
+      finally(function()
+        t.kill_workers(root)
+        cleanup()
+        -- the workers, orphaned by `vkit verify`, were re-parented to this
+        -- process (a subreaper): the next launch reaps them
+        hostile.poll(function()
+          proc.run { exe = "/bin/true", argv = { "true" } }
+          return #hostile.leftovers() == 0
+        end, 60)
+      end)
+      local p = project.build(root, {
+        files = { ["verification/backend/killer.py"] = KILLER }, inputs = { "verification/backend/killer.py" },
+        producer = { argv = { "{{python}}", "-I", "{{snapshot}}/verification/backend/killer.py", "{{run_dir}}" },
+                     dependencies = { { path = "verification/backend/killer.py", sha256 = vkit.hash.sha256(KILLER) } } },
+      })
+      local out = t.vkit { "verify", "bvadd", "--project", p.path, "--json" }
+      local id = assert(vkit.json.decode(out.stdout), out.stderr).runs[1].run_id
+      local store = store_mod.open(p.path)
+      -- each time the worker is found dead, `run show` starts the next one
+      local run = hostile.poll(function()
+        local r = store:get(id)
+        if store_mod.TERMINAL[r.state.status] then return r end
+        if r.stale then t.vkit { "run", "show", "--run", id, "--project", p.path } end
+      end, 300)
+      assert.is_table(run, "the run never ended")
+      assert.equal("failed", run.state.status)
+      assert.equal(3, run.state.attempts)
+      for n = 1, 3 do
+        local dir_ = ("%s/attempts/%d"):format(run.dir, n)
+        local record = store_mod.read_json(dir_ .. "/attempt.json")
+        assert.equal("lost", record.status)
+        local worker = record.worker_pid
+        local theirs
+        for _, cg in ipairs(record.left_behind.stale_cgroups) do
+          if cg.owner_pid == worker then theirs = cg end
+        end
+        assert.is_table(theirs, "attempt " .. n .. ": the lost worker's cgroup was not found: " .. vkit.json.encode(record))
+        assert.is_true(theirs.killed >= 1, "attempt " .. n .. ": nothing was killed")
+        assert.is_true(theirs.removed)
+        assert.is_true(record.left_behind.processes_killed >= theirs.killed)
+        local daemon_pid = assert(hostile.read(dir_ .. "/daemon.pid")):match "%d+"
+        assert.is_false(hostile.exists(daemon_pid) and hostile.stat(daemon_pid) ~= "Z", "attempt " .. n .. "'s daemon lives")
+        assert.is_nil(vkit.fs.lstat(("%s/vkit-%d"):format(own_cgroup(), worker)))
+      end
+    end)
+  end)
+
   -- With a cgroup per run, a daemon is attributed to its own run by its
   -- cgroup; without one, by its keeper: either way exactly, so a run's
   -- daemon dies at that run's end and another live run's lives on.
