@@ -101,6 +101,16 @@ end
 
 M.poll = poll
 
+--- Waits (up to seconds) until process pid ignores signal number sig: the
+--  event a test waits for before sending it, since a program sets that up
+--  itself after its first instructions.
+function M.ignoring(pid, sig, seconds)
+  return poll(function()
+    local ign = (read("/proc/" .. pid .. "/status") or ""):match "SigIgn:%s*(%x+)"
+    return ign and (tonumber(ign, 16) >> (sig - 1)) & 1 == 1
+  end, seconds) or false
+end
+
 --- Pids of the processes named `name` (their comm, as a chain's links set
 --  it), anywhere on the machine.
 function M.named(name)
