@@ -121,6 +121,11 @@ int tree_reap_root(Run *r);
  * re-parented to us, a subreaper, and is no run's). */
 void tree_disown(pid_t pid);
 
+/* In the environment of every daemon vkit.sys.spawn_detached starts, in
+ * whichever vkit process: a subreaper that is handed one as an orphan
+ * leaves it alone. */
+#define DETACHED_MARK "VKIT_DETACHED=1"
+
 /* ---- the chase, shared by vkit and the keepers --------------------------- */
 
 /* How a process found among our children is treated by a chase. */

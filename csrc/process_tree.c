@@ -686,10 +686,22 @@ void tree_signal_group(Run *r, int sig) {
   if (kill(-r->pid, sig) != 0) syscall(SYS_pidfd_send_signal, r->pidfd, sig, NULL, 0);
 }
 
+/* Whether pid's environment holds DETACHED_MARK: a daemon some vkit
+ * started with vkit.sys.spawn_detached (a job-store worker). */
+static int is_detached_daemon(pid_t pid) {
+  char path[64], buf[16384];
+  snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+  ssize_t n = read_small(path, buf, sizeof buf);
+  for (ssize_t at = 0; at < n; at += (ssize_t)strlen(buf + at) + 1)
+    if (strcmp(buf + at, DETACHED_MARK) == 0) return 1;
+  return 0;
+}
+
 /* Children of ours that are nobody's business: foreign (our session),
- * keepers, disowned daemons, and live roots (their runs reap them). */
+ * keepers, detached daemons, and live roots (their runs reap them). */
 static int is_ours_to_leave(pid_t pid, const ProcStat *st) {
   if (st->sid == my_sid || is_live_root(pid)) return 1;
+  if (st->state != 'Z' && !pidset_has(&disowned, pid) && is_detached_daemon(pid)) return 1;
   if (keeper_is(pid) || pidset_has(&disowned, pid)) {
     if (st->state == 'Z') {
       siginfo_t si;

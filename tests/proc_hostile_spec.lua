@@ -227,6 +227,51 @@ print("forked", flush=True)
     proc.run { exe = "/bin/true", argv = { "true" } }
   end)
 
+  -- The keeper is the root's parent: a root that kills it (SIGKILL), or
+  -- stops it so that it never reports, must not take the run's containment
+  -- down with it.  vkit waits kill_wait_ms (plus a grace) for the report,
+  -- then kills the keeper and takes its tree over itself.
+  for _, attack in ipairs { "KILL", "STOP" } do
+    it("without a cgroup, a root that sends SIG" .. attack .. " to its keeper leaves nothing behind", function()
+      local pidfile = ("%s/keeper-%s.pid"):format(dir, attack)
+      local code = DAEMON .. ("import signal\nos.kill(os.getppid(), signal.SIG%s)\n"):format(attack)
+      local r
+      do
+        local h <close> = require("vkit.process").spawn { exe = hostile.python, argv = { "python3", "-c", code, pidfile },
+          env = {}, cwd = "/", deadline_ms = 60000, grace_ms = 2000, output_cap = 65536, kill_wait_ms = 200,
+          reap_interval_ms = 100, cgroup = "off" }
+        r = h:wait()
+      end
+      -- killed, the keeper takes the root with it (its death signal); stopped, it does not
+      if attack == "KILL" then assert.equal(9, r.signal) else assert.equal("exited", r.status, r.stderr) end
+      local pid = assert(hostile.read(pidfile)):match "%d+"
+      assert.is_false(hostile.exists(pid), "daemon " .. pid .. " survived")
+      assert.is_true(r.descendants_killed >= 1)
+      assert.equal(0, r.descendants_surviving)
+      assert.equal("best-effort", r.containment)
+    end)
+  end
+
+  -- vkit is a subreaper, so a daemon that another vkit started detached
+  -- (a job-store worker, queued by `vkit verify` run through os.execute)
+  -- is re-parented to it when that vkit exits.  It is no run's: it must
+  -- neither be killed at a run's end nor make the run's containment look
+  -- broken.
+  it("leaves alone a daemon another vkit started detached and that was handed to it", function()
+    local script = dir .. "/detach.lua"
+    t.write(script, [[print(require("vkit").sys.spawn_detached { exe = "/bin/sleep", argv = { "sleep", "300" },
+      env = {}, log = "/dev/null" })]])
+    proc.run { exe = "/bin/true", argv = { "true" } } -- a subreaper from here on
+    local pid = assert(io.popen(vkit.exe .. " script " .. script):read "a":match "%d+")
+    local r = proc.run { exe = "/bin/true", argv = { "true" } }
+    local alive = hostile.stat(pid) == "S"
+    os.execute("kill -KILL " .. pid)
+    hostile.poll(function() return hostile.stat(pid) ~= "S" end, 60)
+    proc.run { exe = "/bin/true", argv = { "true" } } -- reaps it
+    assert.is_true(alive, "the detached daemon was killed")
+    assert.equal(caps.cgroup and "cgroup" or "best-effort", r.containment)
+  end)
+
   -- Nobody calls wait: vkit itself is idle, but the run's keeper reaps the
   -- orphans as they die (vkit would only when waited on), so zombies do
   -- not pile up however long the owner leaves the run alone.
