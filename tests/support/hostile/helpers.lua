@@ -125,20 +125,24 @@ function M.named(name)
   return found
 end
 
---- Zombies whose parent is this vkit process or one of its children (a
---  keeper): the orphans that nobody has reaped.
+--- Zombies of a run's tree that nobody has reaped: those whose parent is
+--  this vkit process or one of its children (a keeper), outside vkit's own
+--  session (an io.popen child never closed is a zombie of vkit too, but
+--  pclose's business).
 function M.unreaped()
-  local me, parents, found = tostring(vkit.sys.pid()), {}, {}
+  local me, own_sid, parents, found = tostring(vkit.sys.pid()), select(2, M.stat(vkit.sys.pid())), {}, {}
   parents[me] = true
-  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+  local function stat_of(e)
     local s = e:match "^%d+$" and read("/proc/" .. e .. "/stat")
-    local ppid = s and s:match "%) %a (%d+)"
-    if ppid == me then parents[e] = true end
+    local state, ppid, sid = (s or ""):match "%) (%a) (%d+) %d+ (%d+)"
+    return state, ppid, tonumber(sid)
   end
   for _, e in ipairs(assert(vkit.fs.list "/proc")) do
-    local s = e:match "^%d+$" and read("/proc/" .. e .. "/stat")
-    local state, ppid = (s or ""):match "%) (%a) (%d+)"
-    if state == "Z" and parents[ppid] then found[#found + 1] = e end
+    if select(2, stat_of(e)) == me then parents[e] = true end
+  end
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    local state, ppid, sid = stat_of(e)
+    if state == "Z" and parents[ppid] and sid ~= own_sid then found[#found + 1] = e end
   end
   return found
 end
