@@ -370,32 +370,40 @@ describe("vkit.proc", function()
       assert.same({}, hostile.leftovers())
     end)
 
-    it("os.exit kills live runs and their trees and removes vkit's cgroups", function()
-      local pidfile = dir .. "/exit.pid"
-      local script = dir .. "/exit.lua"
-      t.write(script, ([[
-        local vkit = require "vkit"
-        local h = vkit.proc.spawn { exe = "/bin/sh", argv = { "sh", "-c", "sleep 300 & echo $! > %s; wait" } }
-        -- a whole line: the file exists before echo has written to it
-        local function line() local f = io.open(%q); local l = f and f:read "l"; if f then f:close() end; return l end
-        while not line() do vkit.sys.sleep(0.01) end
-        print(vkit.sys.pid())
-        os.exit(0) -- no garbage collection: only the exit handler can clean up
-      ]]):format(pidfile, pidfile))
-      proc.run { exe = "/bin/true", argv = { "true" } } -- we are a subreaper: orphans come back to us
-      local f = io.popen(vkit.exe .. " script " .. script)
-      local inner = f:read "a":match "%d+"
-      f:close() -- waits for the inner vkit: its orphans are handed to us by then
-      assert.is_not_nil(inner)
-      local grandchild = hostile.wait_line(pidfile, 60)
-      local state = hostile.stat(grandchild)
-      assert.is_true(state == nil or state == "Z", "the grandchild survived os.exit")
-      proc.run { exe = "/bin/true", argv = { "true" } } -- reaps it
-      assert.is_false(hostile.exists(grandchild))
-      for _, mount in ipairs { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" } do
-        assert.is_nil(vkit.fs.lstat(mount .. "/vkit-" .. inner))
-      end
-    end)
+    -- The grandchild leaves its session: only the cgroup, or the keeper,
+    -- can still find it once its run's group is killed.
+    for _, mode in ipairs { "auto", "off" } do
+      it("os.exit kills live runs and their trees and removes vkit's cgroups (cgroup = " .. mode .. ")", function()
+        local pidfile = ("%s/exit-%s.pid"):format(dir, mode)
+        local script = ("%s/exit-%s.lua"):format(dir, mode)
+        t.write(script, ([[
+          local vkit = require "vkit"
+          local h = vkit.proc.spawn { exe = "/bin/sh", argv = { "sh", "-c", "setsid sleep 300 & echo $! > %s; wait" },
+            cgroup = %q }
+          -- a whole line: the file exists before echo has written to it
+          local function line() local f = io.open(%q); local l = f and f:read "l"; if f then f:close() end; return l end
+          while not line() do vkit.sys.sleep(0.01) end
+          print(vkit.sys.pid())
+          os.exit(0) -- no garbage collection: only the exit handler can clean up
+        ]]):format(pidfile, mode, pidfile))
+        proc.run { exe = "/bin/true", argv = { "true" } } -- we are a subreaper: orphans come back to us
+        local f = io.popen(vkit.exe .. " script " .. script)
+        local inner = f:read "a":match "%d+"
+        f:close() -- waits for the inner vkit: its orphans are handed to us by then
+        assert.is_not_nil(inner)
+        local grandchild = hostile.wait_line(pidfile, 60)
+        local state = hostile.stat(grandchild)
+        assert.is_true(state == nil or state == "Z", "the grandchild survived os.exit")
+        -- reaps it, and a keeper that has finished
+        assert.is_truthy(hostile.poll(function()
+          proc.run { exe = "/bin/true", argv = { "true" } }
+          return not hostile.exists(grandchild) and #hostile.leftovers() == 0
+        end, 60))
+        for _, mount in ipairs { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" } do
+          assert.is_nil(vkit.fs.lstat(mount .. "/vkit-" .. inner))
+        end
+      end)
+    end
 
     it("garbage collection kills a forgotten process", function()
       local h = proc.spawn { exe = "/bin/sleep", argv = { "sleep", "30" } }
