@@ -215,6 +215,7 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
 
 static void on_sigint_running(int sig) {
   signal(sig, SIG_DFL); /* a second Ctrl-C kills the process */
+  vkit_interrupt_requested = 1; /* a primitive blocked in C stops (vkit.h) */
   if (active_L) lua_sethook(active_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
@@ -233,10 +234,17 @@ static int term_pcall_interruptible(lua_State *L) {
   lua_pushcfunction(L, traceback);
   lua_insert(L, 1);
   active_L = L;
-  void (*old)(int) = signal(SIGINT, on_sigint_running);
+  vkit_interrupt_requested = 0;
+  /* sigaction without SA_RESTART: a blocking call returns EINTR at once */
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint_running;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
   int status = lua_pcall(L, nargs, LUA_MULTRET, 1);
-  signal(SIGINT, old);
+  sigaction(SIGINT, &old, NULL);
   lua_sethook(L, NULL, 0, 0);
+  vkit_interrupt_requested = 0;
   active_L = NULL;
   lua_pushboolean(L, status == LUA_OK);
   lua_replace(L, 1);
