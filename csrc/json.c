@@ -30,7 +30,6 @@
 
 #include <fcntl.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -2055,7 +2054,7 @@ static int json_digest(lua_State *L) {
   Out *o = encode_to_out(L, &st);
   unsigned char md[32];
   char hex[65];
-  EVP_Digest(o->data ? o->data : "", o->len, md, NULL, EVP_sha256(), NULL);
+  if (vkit_sha256(o->data ? o->data : "", o->len, md) != 0) return luaL_error(L, "not enough memory for SHA-256");
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
