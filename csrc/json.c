@@ -415,6 +415,48 @@ done:
   return status;
 }
 
+/* The double nearest the decimal number s..p (already validated: -?digits,
+ * optional .digits, optional exponent) in the cases where one IEEE
+ * multiplication or division gives it exactly rounded (Clinger's fast
+ * path: at most 19 significant digits making an integer of at most 2^53,
+ * and a power of ten within 10^22, both exact doubles); 0 when strtod must
+ * decide. */
+static int fast_decimal(const unsigned char *s, const unsigned char *p, double *out) {
+  static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const unsigned char *d = s + (*s == '-');
+  uint64_t m = 0;
+  int digits = 0, scale = 0;
+  for (; d < p && *d >= '0' && *d <= '9'; d++) {
+    if (m || *d != '0') digits++;
+    m = m * 10 + (uint64_t)(*d - '0');
+    if (digits > 19) return 0;
+  }
+  if (d < p && *d == '.') {
+    for (d++; d < p && *d >= '0' && *d <= '9'; d++) {
+      if (m || *d != '0') digits++;
+      m = m * 10 + (uint64_t)(*d - '0');
+      scale--;
+      if (digits > 19) return 0;
+    }
+  }
+  if (d < p) { /* the exponent */
+    int neg = 0, e = 0;
+    d++;
+    if (*d == '+' || *d == '-') neg = *d++ == '-';
+    for (; d < p; d++) {
+      e = e * 10 + (*d - '0');
+      if (e > 400) return 0;
+    }
+    scale += neg ? -e : e;
+  }
+  if (m > ((uint64_t)1 << 53) || scale < -22 || scale > 22) return 0;
+  double v = (double)m;
+  v = scale < 0 ? v / pow10[-scale] : v * pow10[scale];
+  *out = *s == '-' ? -v : v;
+  return 1;
+}
+
 static int parse_number(Parser *ps) {
   const unsigned char *s = ps->p, *p = ps->p;
   int integral = 1;
@@ -461,6 +503,11 @@ static int parse_number(Parser *ps) {
         return 0;
       }
     }
+  }
+  double fast;
+  if (fast_decimal(s, p, &fast)) {
+    lua_pushnumber(ps->L, fast);
+    return 0;
   }
   char small[64];
   char *buf = len < sizeof small ? small : malloc(len + 1);
@@ -1010,11 +1057,14 @@ static const unsigned char *scan_number(Tally *t, const unsigned char *p, const 
     return p;
   }
   if (integral && digits <= 20) return give_up(t, "an integer near 64 bits"); /* the decoder decides */
-  char small[64];
-  if (len >= sizeof small) return give_up(t, "a long number");
-  memcpy(small, s, len);
-  small[len] = '\0';
-  double v = strtod(small, NULL);
+  double v; /* made even when not wanted: one beyond a double is refused */
+  if (!fast_decimal(s, p, &v)) {
+    char small[64];
+    if (len >= sizeof small) return give_up(t, "a long number");
+    memcpy(small, s, len);
+    small[len] = '\0';
+    v = strtod(small, NULL);
+  }
   if (isinf(v)) return give_up(t, "a number beyond a double");
   if (want) {
     t->tag[field] = T_FLOAT;

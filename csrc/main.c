@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lua-cjson.h"
+#include "lua_alloc.h"
 #include "luabc.h"
 
 #define VKIT_MODULE(name) int luaopen_vkit_##name(lua_State *L);
@@ -370,7 +371,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
     return 3;
   }
-  lua_State *L = luaL_newstate();
+  lua_State *L = vkit_lua_newstate();
   if (!L) {
     fprintf(stderr, "vkit: cannot create a Lua state\n");
     return 3;

@@ -79,6 +79,21 @@ describe("vkit.json.tally_lines", function()
     assert.is_nil(c4)
   end)
 
+  it("reads a named field's decimal as the decoder does (the nearest double)", function()
+    local p = dir .. "/rows.jsonl"
+    local values = { "0.1", "-0.0", "1e23", "9007199254740993.0", "0.000000000000000000000000001", "2.5e-3", "7" }
+    local lines = {}
+    for i, v in ipairs(values) do lines[i] = ('{"suite":%s}'):format(v) end
+    t.write(p, table.concat(lines, "\n") .. "\n")
+    local r = assert(tally(p))
+    assert.equal(#values, #r.combos)
+    for i, v in ipairs(values) do
+      local want = json.decode(v)
+      local got = r.combos[i].row.suite
+      assert.is_true(got == want and math.type(got) == math.type(want) and 1 / got == 1 / want, v)
+    end
+  end)
+
   it("checks the bytes against a pin, hashed while they are scanned", function()
     local p = dir .. "/rows.jsonl"
     local text = ('{"suite":"s","member":"m","ok":true}\n'):rep(1000)
