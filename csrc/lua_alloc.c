@@ -6,20 +6,23 @@
  * modules' prototypes), and frees them all again at lua_close: glibc's
  * malloc and free were a sixth of its instructions.  Lua tells the
  * allocator the size of every block it frees or resizes, so a small block
- * needs no header: blocks of at most SMALL_MAX bytes are carved from
- * 64 KiB chunks in 16-byte size classes and, when freed, kept on their
+ * needs no header: blocks of at most SMALL_MAX bytes are carved in 16-byte
+ * size classes from regions of memory and, when freed, kept on their
  * class's free list for the next block of that class.  Larger blocks are
- * malloc's.  Chunks are given back only when the state is closed (by
- * lua_close, whoever calls it: os.exit(n, true) too), so a long-lived
- * state keeps as much small-block memory as it ever held at once.
+ * malloc's.  A region is mapped with its pages already present (256 KiB,
+ * then twice the last, up to 4 MiB): a page fault per fresh page cost more
+ * than the kernel filling them in one call.  Regions are given back only
+ * when the state is closed (by lua_close, whoever calls it: os.exit(n,
+ * true) too), so a long-lived state keeps as much small-block memory as it
+ * ever held at once.
  *
  * Lua requires a shrink to succeed.  A block that cannot move to its new
- * class (no memory for a chunk) stays where it is and is from then on
+ * class (no memory for a region) stays where it is and is from then on
  * recycled as a block of that class: it is larger than the class needs,
  * and a malloc'd one is then never freed (only out of memory, and only
  * until the process ends).
  *
- * Under AddressSanitizer every byte of a chunk that no live block
+ * Under AddressSanitizer every byte of a region that no live block
  * occupies, up to the block's requested size, is poisoned: a use after
  * free or a write past a block's end is still reported.
  */
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -39,15 +43,17 @@
 #endif
 
 #define GRAIN 16
-#define SMALL_MAX 256
-#define CHUNK ((size_t)64 << 10)
+#define SMALL_MAX 1024
+#define FIRST_REGION ((size_t)256 << 10)
+#define LAST_REGION ((size_t)4 << 20)
 
 typedef struct Block { struct Block *next; } Block;
+typedef struct Region { struct Region *next; size_t size; } Region; /* a region's first grain */
 
 typedef struct {
   Block *free[SMALL_MAX / GRAIN + 1]; /* by class: size rounded up to GRAIN, / GRAIN */
-  char *bump, *end;                   /* the uncarved rest of the newest chunk */
-  Block *chunks;                      /* every chunk (linked by its first grain) */
+  char *bump, *end;                   /* the uncarved rest of the newest region */
+  Region *regions;                    /* every region, newest first */
   void *state;                        /* the state's own block: the first made, the last freed */
   int *released;                      /* while lua_newstate runs: set when a is released */
 } Pools;
@@ -55,9 +61,10 @@ typedef struct {
 /* After the state's own block, the last thing lua_close frees. */
 static void release(Pools *a) {
   if (a->released) *a->released = 1;
-  for (Block *c = a->chunks, *next; c; c = next) {
-    next = c->next;
-    free(c);
+  for (Region *r = a->regions, *next; r; r = next) {
+    next = r->next;
+    UNPOISON(r, r->size);
+    munmap(r, r->size);
   }
   free(a);
 }
@@ -76,13 +83,15 @@ static void *small_new(Pools *a, size_t n) {
     return b;
   }
   if ((size_t)(a->end - a->bump) < c * GRAIN) {
-    char *chunk = malloc(CHUNK);
-    if (!chunk) return NULL;
-    ((Block *)chunk)->next = a->chunks;
-    a->chunks = (Block *)chunk;
-    a->bump = chunk + GRAIN;
-    a->end = chunk + CHUNK;
-    POISON(a->bump, CHUNK - GRAIN);
+    size_t size = !a->regions ? FIRST_REGION : a->regions->size < LAST_REGION ? 2 * a->regions->size : LAST_REGION;
+    Region *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (r == MAP_FAILED) return NULL;
+    r->next = a->regions;
+    r->size = size;
+    a->regions = r;
+    a->bump = (char *)r + GRAIN;
+    a->end = (char *)r + size;
+    POISON(a->bump, size - GRAIN);
   }
   void *p = a->bump;
   a->bump += c * GRAIN;
