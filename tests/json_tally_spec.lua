@@ -48,6 +48,18 @@ local function key_of(c, fields)
   return table.concat(parts, "\0")
 end
 
+-- The tally r of lines is the decoder's, row for row.
+local function agrees(r, lines, why)
+  local rows, order = reference(lines, FIELDS)
+  assert.equal(rows, r.rows, why)
+  assert.equal(#order, #r.combos, why)
+  for i, c in ipairs(r.combos) do
+    assert.equal(order[i].key, key_of(c, FIELDS), why)
+    assert.equal(order[i].n, c.n, why)
+    assert.equal(order[i].first, c.first, why)
+  end
+end
+
 describe("vkit.json.tally_lines", function()
   local dir, cleanup
   before_each(function() dir, cleanup = t.tempdir() end)
@@ -224,14 +236,7 @@ describe("vkit.json.tally_lines", function()
         assert.is_true(row_at <= first_bad, message) -- at the bad row, or at a row left to the decoder before it
         refused = refused + 1
       elseif r then
-        local rows, order = reference(lines, FIELDS)
-        assert.equal(rows, r.rows)
-        assert.equal(#order, #r.combos)
-        for i, c in ipairs(r.combos) do
-          assert.equal(order[i].key, key_of(c, FIELDS), lines[at])
-          assert.equal(order[i].n, c.n)
-          assert.equal(order[i].first, c.first)
-        end
+        agrees(r, lines, lines[at])
         agreed = agreed + 1
       end
     end
@@ -289,14 +294,7 @@ describe("vkit.json.tally_lines", function()
         assert.equal("not-exact", code)
         refused = refused + 1
       elseif r then
-        local rows, order = reference(lines, FIELDS)
-        assert.equal(rows, r.rows)
-        assert.equal(#order, #r.combos)
-        for i, c in ipairs(r.combos) do
-          assert.equal(order[i].key, key_of(c, FIELDS))
-          assert.equal(order[i].n, c.n)
-          assert.equal(order[i].first, c.first)
-        end
+        agrees(r, lines)
         agreed = agreed + 1
       else
         undecided = undecided + 1
