@@ -8,7 +8,7 @@ local policy = require("vkit.policy").store
 
 local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT
                            [--method auto|finite_paired|rust_exhaustive|rust_kani]
-                           [--kani-toolchain PIN.json] [--wait S] [--json]
+                           [--kani-toolchain PIN.json] [--store URL] [--wait S] [--json]
 
 Binds the request (base and candidate commits, accepted intent digest,
 finite claim) to the accepted intent at the host's exact --trusted-target,
@@ -38,7 +38,7 @@ return {
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
       flags = { json = true },
       options = { project = "string", request = "string", trusted_target = "string", method = "string",
-                  kani_toolchain = "string", wait = "number" },
+                  kani_toolchain = "string", wait = "number", store = "string" },
     })
     if not opts then return usage_error(err) end
     for _, required in ipairs { "project", "request", "trusted_target" } do
@@ -54,7 +54,7 @@ return {
       pin, message = read_json_file(opts.kani_toolchain, "Kani toolchain pin")
       if not pin then return usage_error(message) end
     end
-    local ok, store = pcall(store_mod.open, opts.project)
+    local ok, store = pcall(store_mod.open, { store = opts.store, project = opts.project })
     if not ok then
       io.stderr:write("vkit: cannot open the project: ", tostring(store), "\n")
       return 3

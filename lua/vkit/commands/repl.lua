@@ -2,7 +2,7 @@
 local vkit = require "vkit"
 local args = require "vkit.args"
 
-local USAGE = [[usage: vkit repl [--project DIR]
+local USAGE = [[usage: vkit repl [--project DIR] [--store URL]
 
 With --project, runs(), run(id), pp(value) and store are preloaded for
 walking the project's job store (see vkit.store.explore).]]
@@ -11,11 +11,11 @@ return {
   summary = "interactive Lua with vkit preloaded; --project adds runs() and run(id)",
   usage = USAGE,
   run = function(argv)
-    local opts, err = args.parse(argv, { options = { project = "string" } })
+    local opts, err = args.parse(argv, { options = { project = "string", store = "string" } })
     if not opts then return require("vkit.cli").usage_error(err, "repl") end
     _G.vkit = vkit
-    if opts.project then
-      local ok, store = pcall(require("vkit.store").open, opts.project)
+    if opts.project or opts.store then
+      local ok, store = pcall(require("vkit.store").open, { store = opts.store, project = opts.project or "." })
       if not ok then
         io.stderr:write("vkit: cannot open the job store: ", tostring(store), "\n")
         return 3

@@ -18,7 +18,9 @@ local USAGE = [[usage: vkit run list [--project DIR] [--json]
        vkit run wait --run ID [--wait S] [--project DIR] [--json]
        vkit run cancel --run ID [--project DIR] [--json]
        vkit run replay --run ID [--wait S] [--project DIR] [--json]
-       vkit run worker [--project DIR]        (internal: executes queued runs)]]
+       vkit run worker [--project DIR] [--store URL] [--concurrency N] [--until-idle] [--lease-seconds S]
+Every action takes --store URL (or VKIT_STORE): postgresql://... (libpq syntax,
+no password in it) selects the shared PostgreSQL store; default: the project's file store.]]
 
 local function usage_error(message)
   return require("vkit.cli").usage_error(message, "run")
@@ -102,8 +104,8 @@ function actions.replay(store, opts)
   end)
 end
 
-function actions.worker(store)
-  return require("vkit.store.worker").work(store)
+function actions.worker(store, opts)
+  return require("vkit.store.worker").serve(store, opts)
 end
 
 return {
@@ -113,14 +115,18 @@ return {
     local action = argv[1]
     if not action or not actions[action] then return usage_error("run needs one of: list, show, wait, cancel, replay") end
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
-      flags = { json = true },
-      options = { project = "string", run = "string", wait = "number" },
+      flags = { json = true, until_idle = true },
+      options = { project = "string", run = "string", wait = "number", store = "string", concurrency = "number",
+                  lease_seconds = "number" },
     })
     if not opts then return usage_error(err) end
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
       return usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds))
     end
-    local ok, store = pcall(store_mod.open, opts.project or ".")
+    local problem = require("vkit.store.worker").check_options(action, opts)
+    if problem then return usage_error(problem) end
+    local ok, store = pcall(store_mod.open, { store = opts.store, project = opts.project or ".",
+                                              lease_seconds = opts.lease_seconds })
     if not ok then
       io.stderr:write("vkit: cannot open the job store: ", tostring(store), "\n")
       return 3

@@ -4,7 +4,7 @@ local store_mod = require "vkit.store"
 local protocol_cli = require "vkit.protocol.cli"
 local policy = require("vkit.policy").store
 
-local USAGE = [[usage: vkit verify COMPONENT [--project DIR] [--wait S] [--json]
+local USAGE = [[usage: vkit verify COMPONENT [--project DIR] [--store URL] [--wait S] [--json]
                    [--policy-sha256 HEX] [--package-sha256 HEX]
 
 Resolves COMPONENT's version 2 claim (component-policy and package SHA-256
@@ -20,7 +20,7 @@ return {
   usage = USAGE,
   run = function(argv)
     local opts, err = args.parse(argv, { flags = { json = true },
-                                         options = { project = "string", wait = "number", policy_sha256 = "string",
+                                         options = { project = "string", store = "string", wait = "number", policy_sha256 = "string",
                                                      package_sha256 = "string" },
                                          min = 1, max = 1, names = "COMPONENT" })
     if not opts then return require("vkit.cli").usage_error(err, "verify") end
@@ -32,7 +32,11 @@ return {
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
       return require("vkit.cli").usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds), "verify")
     end
-    local store = store_mod.open(opts.project or ".")
+    local ok, store = pcall(store_mod.open, { store = opts.store, project = opts.project or "." })
+    if not ok then
+      io.stderr:write("vkit: cannot open the job store: ", tostring(store), "\n")
+      return 3
+    end
     local ids, message = protocol_cli.submit_component(store, store.project, opts[1],
       { policy_sha256 = opts.policy_sha256, package_sha256 = opts.package_sha256 })
     if not ids then
