@@ -3,6 +3,7 @@ local vkit = require "vkit"
 local json = vkit.json
 local t = require "tests.support.run"
 local intents = require "tests.support.intents"
+local stores = require "tests.support.stores"
 
 local SOURCES = {
   rust = { path = "src/score.rs",
@@ -17,11 +18,14 @@ local SOURCES = {
 
 local certify = intents.certify
 
-describe("vkit change certify", function()
+for _, backend in ipairs(stores.backends()) do
+describe("vkit change certify (" .. backend.name .. " store)", function()
   local p
+  setup(backend.setup)
+  teardown(backend.teardown)
   after_each(function()
     if p then
-      t.kill_workers(p.dir)
+      backend.kill_workers(p.dir)
       p.cleanup()
     end
     p = nil
@@ -83,3 +87,4 @@ describe("vkit change certify", function()
                              "--trusted-target", p.target, "--wait", "61" }).code)
   end)
 end)
+end

@@ -53,7 +53,7 @@ describe("the PostgreSQL store", function()
     dir, cleanup = t.tempdir()
   end)
   after_each(function()
-    os.execute("pkill -KILL -f " .. t.quote("--store " .. db.url) .. " 2>/dev/null")
+    t.kill_matching("--store " .. db.url)
     cleanup()
   end)
 
@@ -62,14 +62,7 @@ describe("the PostgreSQL store", function()
     return store_mod.open { store = db.url, project = dir, lease_seconds = opts.lease_seconds }
   end
 
-  local function wait_for(pred, seconds)
-    local deadline = vkit.sys.monotonic_ms() + seconds * 1000
-    while vkit.sys.monotonic_ms() < deadline do
-      if pred() then return true end
-      vkit.sys.sleep(0.05)
-    end
-    return false
-  end
+  local wait_for = t.wait_for
 
   -- The worker role's connection, for what a spec checks in the database.
   local function sql(text, params, as_owner)
@@ -303,6 +296,9 @@ describe("the PostgreSQL store", function()
       local tree = assert(src:write_tree { { path = "a.txt", bytes = "one\n" } })
       local loose = assert(src:commit_tree { tree = tree, message = "on no ref\n" })
       local head = assert(src:commit_tree { tree = tree, parents = { loose }, message = "m\n", ref = "refs/heads/main" })
+      -- No branch or tag reaches this one (as a candidate never pushed).
+      local orphan = assert(src:commit_tree { tree = assert(src:write_tree { { path = "o.txt", bytes = "o\n" } }),
+                                             parents = { head }, message = "orphan\n" })
       src:close()
       local projects = require "vkit.store.projects"
       local cache = dir .. "/cache"
@@ -311,11 +307,15 @@ describe("the PostgreSQL store", function()
                                                     message = "x\n" })
       unreachable:close()
       for _, location in ipairs { dir .. "/src", "file://" .. dir .. "/src" } do
-        local repo_dir = assert(projects.fetch(cache, location, { commit = loose, nested = { other } }))
+        local repo_dir = assert(projects.fetch(cache, location, { commit = loose, nested = { other, orphan } }))
         local repo = assert(vkit.git.open(repo_dir))
         assert.is_nil(repo:workdir(), "a bare repository: no working tree")
         assert.truthy(repo:commit(loose))
         assert.truthy(repo:commit(head))
+        if location:sub(1, 1) == "/" then
+          assert.truthy(repo:commit(orphan), "copied from the local repository's objects")
+          assert.equal("o\n", repo:read(orphan, "o.txt", 10).bytes)
+        end
         assert.equal("not-an-exact-commit", select(3, repo:commit(other)))
         repo:close()
       end

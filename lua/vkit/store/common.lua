@@ -101,10 +101,10 @@ end
 local PASS_THROUGH = { "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLMODE", "PGSSLROOTCERT", "PGCONNECT_TIMEOUT",
                        "VKIT_STORE", "VKIT_EVIDENCE_ROOT", "VKIT_CACHE", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE" }
 
-function M.worker_env()
+function M.worker_env(overrides)
   local env = { "PATH=/usr/bin:/bin", "LC_ALL=C", "HOME=" .. (os.getenv "HOME" or "/") }
   for _, name in ipairs(PASS_THROUGH) do
-    local v = os.getenv(name)
+    local v = (overrides or {})[name] or os.getenv(name)
     if v then env[#env + 1] = name .. "=" .. v end
   end
   return env
@@ -118,8 +118,8 @@ function Store:ensure_worker()
   if not lock then return true end
   lock:unlock()
   local vkit = require "vkit"
-  local argv, log, cwd = self:worker_argv(vkit.exe)
-  return sys.spawn_detached { exe = vkit.exe, argv = argv, env = M.worker_env(), cwd = cwd, log = log }
+  local argv, log, cwd, env = self:worker_argv(vkit.exe)
+  return sys.spawn_detached { exe = vkit.exe, argv = argv, env = M.worker_env(env), cwd = cwd, log = log }
 end
 
 return M

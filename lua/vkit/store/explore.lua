@@ -6,40 +6,36 @@
 --   pp(value)   pretty-prints any value
 --   store       the project's job store
 local json = require "vkit.json"
-local fs = require "vkit.fs"
 local pretty = require "vkit.pretty"
 local store_mod = require "vkit.store"
 
 local M = {}
 
-local CAP = 4 * 1024 * 1024
+local CAP = require("vkit.policy").store.read_artifact_bytes
 
-local function read_json(path)
-  local bytes = fs.read(path, CAP, { nofollow = true })
-  return bytes and json.decode(bytes) or nil
-end
-
-local function read_text(path)
-  return fs.read(path, CAP, { nofollow = true })
-end
-
---- Everything retained in one attempt directory.
-function M.attempt(dir)
+--- Everything retained by attempt n of a run, read through the store
+--  (the attempt directory, or the evidence store, verified).
+function M.attempt(store, run, n)
+  local function text(rel) return store:read_artifact(run, n, rel, CAP) end
+  local function doc(rel)
+    local bytes = text(rel)
+    return bytes and json.decode(bytes) or nil
+  end
   local a = {
-    dir = dir,
-    record = read_json(dir .. "/attempt.json"),
-    result = read_json(dir .. "/result.json"),
-    job = read_json(dir .. "/job.json"),
-    request = read_json(dir .. "/checker/request.json"),
-    receipt = read_json(dir .. "/checker/receipt.json"),
+    record = store:attempt_record(run, n),
+    result = doc "result.json",
+    job = doc "job.json",
+    request = doc "checker/request.json",
+    receipt = doc "checker/receipt.json",
     logs = {},
   }
+  if run.dir then a.dir = ("%s/attempts/%d"):format(run.dir, n) end
   a.evidence = a.result and a.result.evidence or nil
-  for _, name in ipairs(fs.list(dir .. "/logs") or {}) do
-    local role, stream = name:match "^(%w+)%.(%w+)$"
+  for _, artifact in ipairs(store:artifacts(run, n)) do
+    local role, stream = artifact.path:match "^logs/(%w+)%.(%w+)$"
     if role then
       a.logs[role] = a.logs[role] or {}
-      a.logs[role][stream] = stream == "json" and read_json(dir .. "/logs/" .. name) or read_text(dir .. "/logs/" .. name)
+      a.logs[role][stream] = stream == "json" and doc(artifact.path) or text(artifact.path)
     end
   end
   return a
@@ -59,7 +55,7 @@ function M.helpers(store)
     local r, message = store:get(id)
     if not r then return nil, message end
     local attempts = {}
-    for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(("%s/attempts/%d"):format(r.dir, n)) end
+    for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(store, r, n) end
     return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale }
   end
   function h.pp(value) print(pretty.format(value)) end

@@ -70,7 +70,8 @@ function M.open(target)
   local chosen, message = url.choose(target.store, target.project)
   if not chosen then error(message, 0) end
   if chosen.backend == "files" then return require("vkit.store.files").open(chosen.dir) end
-  return require("vkit.store.postgresql").open(chosen, target.project or ".", { lease_seconds = target.lease_seconds })
+  return require("vkit.store.postgresql").open(chosen, target.project or ".",
+    { lease_seconds = target.lease_seconds, cache = target.cache })
 end
 
 return M

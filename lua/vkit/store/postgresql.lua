@@ -58,8 +58,8 @@ end
 
 --- The local cache directory of this machine's vkit (git caches, scratch
 --  attempt directories, on-demand worker locks).
-function M.cache_dir()
-  local dir = os.getenv "VKIT_CACHE"
+function M.cache_dir(dir)
+  dir = dir or os.getenv "VKIT_CACHE"
   if not dir or dir == "" then
     local xdg = os.getenv "XDG_CACHE_HOME"
     dir = ((xdg and xdg ~= "") and xdg or ((os.getenv "HOME" or "/tmp") .. "/.cache")) .. "/vkit"
@@ -138,7 +138,12 @@ function M.open(chosen, project, opts)
     end
   end
   self.lease_seconds = opts.lease_seconds or policy.lease_seconds
+  self.cache = opts.cache
   return self
+end
+
+function Store:cache_dir()
+  return M.cache_dir(self.cache)
 end
 
 function Store:describe()
@@ -329,7 +334,7 @@ end
 -- The claimed attempt's scratch directory and the job as its handler sees
 -- it: the project fetched into this machine's cache.
 function Store:prepare(claimed)
-  local cache = M.cache_dir()
+  local cache = self:cache_dir()
   local dir = ("%s/attempts/%s/%d"):format(cache, claimed.id, claimed.attempt)
   if fs.lstat(dir) then fs.remove_tree(dir) end
   assert(fs.mkdirs(dir))
@@ -510,12 +515,13 @@ function Store:wait_change(ms) self:wait_notify("vkit_runs", ms) end
 
 --- The lock an on-demand worker of this machine holds while it scans.
 function Store:scanner_lock()
-  return fs.lock(("%s/worker-%s.lock"):format(M.cache_dir(), hash.sha256(self.url):sub(1, 16)))
+  return fs.lock(("%s/worker-%s.lock"):format(self:cache_dir(), hash.sha256(self.url):sub(1, 16)))
 end
 
 function Store:worker_argv(exe)
-  local cache = M.cache_dir()
-  return { exe, "run", "worker", "--store", self.url, "--until-idle" }, cache .. "/worker.log", cache
+  local cache = self:cache_dir()
+  return { exe, "run", "worker", "--store", self.url, "--until-idle" }, cache .. "/worker.log", cache,
+    { VKIT_CACHE = cache }
 end
 
 function Store:close()

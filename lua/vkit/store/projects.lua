@@ -5,7 +5,10 @@
 -- working tree: it fetches the location's branches and tags, and every
 -- exact commit the payload names, into a bare repository of its own cache
 -- (<cache>/git/<sha256 of the location>.git) with libgit2, and the handler
--- reads objects from there.  The commits the payload names are found
+-- reads objects from there.  A commit no branch or tag holds cannot be
+-- fetched from a local repository (no transport serves it): it is copied
+-- from that repository's object database with its history
+-- (repo:copy_commit).  The commits the payload names are found
 -- structurally: every string of 40 lowercase hex digits in it.
 local fs = require "vkit.fs"
 local git = require "vkit.git"
@@ -49,9 +52,16 @@ function M.fetch(cache, location, payload)
   end
   if #wanted > 0 then
     table.sort(wanted)
+    -- A commit no branch or tag holds: a transport serves it only if the
+    -- server allows it; a local repository's is copied object by object.
+    local source = location:sub(1, 1) == "/" and git.open(location, { search = false }) or nil
+    for _, spec in ipairs(wanted) do
+      local oid = spec:sub(1, 40)
+      if not repo:fetch(location, { spec }) and source then repo:copy_commit(source, oid) end
+    end
+    if source then source:close() end
     -- A 40-digit string that is no commit of the location stays missing;
     -- the handler then refuses it as it would any unknown commit.
-    for _, spec in ipairs(wanted) do repo:fetch(location, { spec }) end
   end
   repo:close()
   return dir

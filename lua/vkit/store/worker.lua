@@ -120,8 +120,10 @@ function M.scan(store, opts)
   local who = opts.identity or M.identity()
   local ran = 0
   while true do
+    local started = sys.monotonic_ms()
     local claim = store:claim(who, { abandoned = M.abandoned })
     if not claim then return ran end
+    claim.claim_ms = sys.monotonic_ms() - started
     local fields, accepted = M.execute(store, claim)
     ran = ran + 1
     if opts.on_attempt then opts.on_attempt(claim, fields, accepted) end
@@ -129,8 +131,8 @@ function M.scan(store, opts)
 end
 
 local function report(claim, fields, accepted)
-  io.stderr:write(("%s worker %d: run %s attempt %d %s: %s\n"):format(common.now(), sys.pid(), claim.run.id,
-    claim.attempt, fields.status, accepted and "completed" or "discarded (lease lost)"))
+  io.stderr:write(("%s worker %d: run %s attempt %d %s: %s (claimed in %d ms)\n"):format(common.now(), sys.pid(),
+    claim.run.id, claim.attempt, fields.status, accepted and "completed" or "discarded (lease lost)", claim.claim_ms or 0))
 end
 
 --- The worker loop of `vkit run worker`.  opts.until_idle: exit once no
@@ -193,8 +195,8 @@ function M.serve(store, opts)
   local n = math.tointeger(opts.concurrency or 1)
   if n > 1 then
     local vkit = require "vkit"
-    local argv, log, cwd = store:worker_argv(vkit.exe)
-    argv = { vkit.exe, "run", "worker" }
+    local _, log, cwd, env = store:worker_argv(vkit.exe)
+    local argv = { vkit.exe, "run", "worker" }
     if store.backend == "files" then
       for _, a in ipairs { "--project", store.project } do argv[#argv + 1] = a end
     else
@@ -208,7 +210,7 @@ function M.serve(store, opts)
       argv[#argv + 1] = tostring(opts.lease_seconds)
     end
     for _ = 2, n do
-      assert(sys.spawn_detached { exe = vkit.exe, argv = argv, env = common.worker_env(), cwd = cwd, log = log })
+      assert(sys.spawn_detached { exe = vkit.exe, argv = argv, env = common.worker_env(env), cwd = cwd, log = log })
     end
   end
   return M.work(store, { until_idle = opts.until_idle or store.backend == "files",
