@@ -39,6 +39,7 @@ local function files()
   end
   function b.kill_workers(project) t.kill_workers(project) end
   function b.fresh() end
+  function b.url() return nil end
   return b
 end
 
@@ -75,6 +76,7 @@ local function postgresql()
     end
   end
   function b.kill_workers() t.kill_matching("--store " .. b.db.url) end
+  function b.url() return b.db.url end
   function b.fresh()
     b.db = b.server:database()
     t.env.VKIT_STORE = b.db.url
