@@ -1,9 +1,12 @@
 -- The PostgreSQL job store under faults and load, against a real
 -- PostgreSQL started by the spec: four workers, several hundred jobs
 -- (probes and real certifications), workers SIGKILLed at chosen moments
--- and replaced, PostgreSQL stopped at once and restarted mid-run, and a
--- worker holding a run partitioned (SIGSTOP: it can neither work nor talk)
--- past its lease.  Every job must end exactly once: no lost run, no
+-- and replaced, PostgreSQL stopped at once and restarted mid-run, a
+-- worker holding a run paused (SIGSTOP: it can neither work nor talk) past
+-- its lease, and a worker holding a run cut off from the database by a
+-- network partition (it reaches PostgreSQL through a TCP proxy,
+-- tests/support/tcp_proxy.py, which is stopped: its connections hang, it
+-- goes on working) past its lease.  Every job must end exactly once: no lost run, no
 -- doubled completion, no result from a stale lease, and the counts, taken
 -- from the database and from every worker's own log, prove it.
 --
@@ -37,6 +40,7 @@ describe("the PostgreSQL store under faults and load", function()
   end)
   teardown(function()
     t.kill_matching("--store " .. db.url)
+    t.kill_matching("tcp_proxy.py")
     if p then p.cleanup() end
     server:stop()
     cleanup()
@@ -60,18 +64,29 @@ describe("the PostgreSQL store under faults and load", function()
     end
     local total = PROBES + CERTIFICATIONS
 
+    -- The proxy one worker reaches the database through.
+    local port_file = dir .. "/proxy.port"
+    local proxy = assert(vkit.sys.spawn_detached { exe = "/usr/bin/python3.11", cwd = dir, log = dir .. "/proxy.log",
+      argv = { "python3", vkit.root .. "/tests/support/tcp_proxy.py", ("%s/.s.PGSQL.%d"):format(server.socket, server.port),
+               port_file }, env = { "PATH=/usr/bin:/bin" } })
+    assert.is_true(t.wait_for(function() return vkit.fs.lstat(port_file) ~= nil end, 60), "the proxy started")
+    local proxied_url = ("postgresql://127.0.0.1:%s/%s?user=vkit_worker&passfile=%s"):format(t.slurp(port_file),
+      db.name, server.passfile)
+
     local workers, logs, next_log = {}, {}, 0
-    local function start_worker()
+    local function start_worker(url)
       next_log = next_log + 1
       local log = ("%s/worker-%d.log"):format(dir, next_log)
       logs[#logs + 1] = log
       local pid = assert(vkit.sys.spawn_detached { exe = vkit.exe, log = log, cwd = dir,
-        argv = { vkit.exe, "run", "worker", "--store", db.url, "--lease-seconds", tostring(LEASE), "--concurrency", "1" },
+        argv = { vkit.exe, "run", "worker", "--store", url or db.url, "--lease-seconds", tostring(LEASE),
+                 "--concurrency", "1" },
         env = { "PATH=/usr/bin:/bin", "LC_ALL=C", "HOME=" .. dir, "VKIT_CACHE=" .. dir .. "/cache" } })
-      workers[#workers + 1] = pid
+      if not url then workers[#workers + 1] = pid end
       return pid
     end
-    for _ = 1, WORKERS do start_worker() end
+    for _ = 1, WORKERS - 1 do start_worker() end
+    local proxied = start_worker(proxied_url)
 
     local admin
     local function query(sql, params)
@@ -105,22 +120,35 @@ describe("the PostgreSQL store under faults and load", function()
       killed = killed + 1
       start_worker()
     end
-    -- Partitions a worker that holds a running attempt: returns {pid, run, attempt} once one is stopped.
-    local function partition_one()
+    -- Stops `stopped` (a worker, or the proxy) while one of `holders`
+    -- holds a running attempt: {pid, run, attempt} once it is so, else nil.
+    local function partition_one(holders, stopped)
       local live = {}
-      for _, pid in ipairs(workers) do live[pid] = true end
+      for _, pid in ipairs(holders) do live[pid] = true end
       for _, row in ipairs(query([[SELECT run_id, attempt, worker_pid FROM vkit.attempts WHERE status = 'running'
                                    ORDER BY started_at]]).rows) do
         local pid = tonumber(row.worker_pid)
         if live[pid] then
-          os.execute("kill -STOP " .. pid)
+          local target = stopped or pid
+          os.execute("kill -STOP " .. target)
           local still = query("SELECT status FROM vkit.attempts WHERE run_id = $1 AND attempt = $2",
             { row.run_id, row.attempt }).rows[1]
-          if still.status == "running" then return { pid = pid, run = row.run_id, attempt = tonumber(row.attempt) } end
-          os.execute("kill -CONT " .. pid)
+          if still.status == "running" then return { pid = target, run = row.run_id, attempt = tonumber(row.attempt) } end
+          os.execute("kill -CONT " .. target)
         end
       end
     end
+    -- Resumes a partition once another worker has taken its run over.
+    local function heal(partition)
+      if partition and not partition.resumed then
+        local row = query("SELECT attempts FROM vkit.runs WHERE run_id = $1", { partition.run }).rows[1]
+        if tonumber(row.attempts) > partition.attempt then
+          os.execute("kill -CONT " .. partition.pid)
+          partition.resumed = true
+        end
+      end
+    end
+    local network
 
     local start = vkit.sys.monotonic_ms()
     local done = 0
@@ -132,19 +160,17 @@ describe("the PostgreSQL store under faults and load", function()
         server:restart()
         restarted = true
       end
-      if restarted and not partition and share >= 0.45 then partition = partition_one() end
-      if partition and not partition.resumed then
-        -- Resumed only once another worker has taken its run over.
-        local row = query("SELECT attempts, status FROM vkit.runs WHERE run_id = $1", { partition.run }).rows[1]
-        if tonumber(row.attempts) > partition.attempt then
-          os.execute("kill -CONT " .. partition.pid)
-          partition.resumed = true
-        end
-      end
+      if restarted and not partition and share >= 0.45 then partition = partition_one(workers) end
+      if restarted and not network and share >= 0.45 then network = partition_one({ proxied }, proxy) end
+      heal(partition)
+      heal(network)
       vkit.sys.sleep(0.1)
       done = finished()
     end
-    assert.truthy(partition, "a worker was partitioned while holding a run")
+    assert.truthy(partition, "a worker was paused while holding a run")
+    assert.truthy(network, "a worker was cut off from the database while holding a run")
+    heal(partition)
+    heal(network)
     -- The partitioned worker learns that its lease is gone and discards its
     -- result; wait for it to say so (it heartbeats within heartbeat_ms).
     local function discarded_lines()
@@ -156,9 +182,14 @@ describe("the PostgreSQL store under faults and load", function()
       end
       return out
     end
-    local waited = vkit.sys.monotonic_ms()
-    while #discarded_lines() == 0 and vkit.sys.monotonic_ms() - waited < 120000 do vkit.sys.sleep(0.1) end
+    local function discarded(p)
+      for _, d in ipairs(discarded_lines()) do if d.run == p.run and d.attempt == p.attempt then return true end end
+      return false
+    end
+    assert.is_true(t.wait_for(function() return discarded(partition) and discarded(network) end, 180),
+      "both partitioned workers discarded their results")
     t.kill_matching("--store " .. db.url)
+    t.kill_matching("--store " .. proxied_url)
 
     -- The counts.
     local runs = {}
@@ -207,7 +238,6 @@ describe("the PostgreSQL store under faults and load", function()
       end
     end
     local discarded = discarded_lines()
-    assert.is_true(#discarded >= 1, "the partitioned worker's result was discarded")
     for _, d in ipairs(discarded) do
       local a = attempts[d.run][d.attempt]
       assert.equal("abandoned", a.status)
@@ -220,9 +250,10 @@ describe("the PostgreSQL store under faults and load", function()
     assert.equal(0, counts.cancelled)
     io.stderr:write(("\nfaults and load: %d runs (%d probes, %d certifications), %d workers, lease %d s: %d done, "
       .. "%d failed (attempts exhausted), %d accepted completions, 0 doubled; attempts: %s; %d SIGKILLs, 1 PostgreSQL "
-      .. "restart, 1 partition of %s attempt %d: %d discarded result(s); %.1f s\n"):format(total, PROBES, CERTIFICATIONS,
-      WORKERS, LEASE, counts.done, counts.failed, counts.completed, json.encode(by_status), killed, partition.run,
-      partition.attempt, #discarded, (vkit.sys.monotonic_ms() - start) / 1000))
+      .. "restart, 1 paused worker (%s attempt %d), 1 network partition (%s attempt %d): %d discarded result(s); "
+      .. "%.1f s\n"):format(total, PROBES, CERTIFICATIONS, WORKERS, LEASE, counts.done, counts.failed, counts.completed,
+      json.encode(by_status), killed, partition.run, partition.attempt, network.run, network.attempt, #discarded,
+      (vkit.sys.monotonic_ms() - start) / 1000))
     if admin then admin:close() end
     store:close()
   end)

@@ -421,15 +421,16 @@ local function complete_once(self, claim, fields, retained)
 end
 
 --- Retains the attempt's files, then records its end if the lease still
---  holds.  A database that cannot be reached is tried again until it can
---  (or for two lease lengths): the answer is then certain either way.
+--  holds.  A database that cannot be reached is tried again until it
+--  answers (with backoff, each failure said on stderr): the answer is then
+--  certain either way, and a worker never goes on not knowing whether its
+--  result counted.
 function Store:complete(claim, fields)
   local ok, retained = pcall(self.retain, self, claim)
   if not ok then
     fields = { status = "failed", error = "cannot retain the attempt's files: " .. tostring(retained) }
     retained = json.array()
   end
-  local deadline = sys.monotonic_ms() + 2 * self.lease_seconds * 1000
   local pause = policy.poll_ms
   while true do
     local done, accepted = pcall(complete_once, self, claim, fields, retained)
@@ -437,7 +438,9 @@ function Store:complete(claim, fields)
       if accepted then fs.remove_tree(claim.attempt_dir) end
       return accepted
     end
-    if not M.is_connection_error(accepted) or sys.monotonic_ms() >= deadline then error(accepted, 0) end
+    if not M.is_connection_error(accepted) then error(accepted, 0) end
+    io.stderr:write(("%s worker %d: recording run %s attempt %d: %s; retrying in %d ms\n"):format(common.now(),
+      sys.pid(), claim.run.id, claim.attempt, tostring(accepted), pause))
     sys.sleep(pause / 1000)
     pause = math.min(pause * 2, policy.reconnect_max_ms)
   end
