@@ -262,6 +262,34 @@ describe("the PostgreSQL store", function()
     end)
   end)
 
+  describe("--store on every command that uses a store", function()
+    it("verify, run, repl and mcp take it as they take VKIT_STORE, and nothing goes to the file store", function()
+      local project = dofile(vkit.root .. "/examples/external/project.lua")
+      local p = project.build(dir)
+      local r = t.vkit { "verify", project.COMPONENT, "--project", p.path, "--store", db.url, "--wait", "60", "--json" }
+      assert.equal(0, r.code, r.stderr .. r.stdout)
+      local id = json.decode(r.stdout).runs[1].run_id
+      assert.is_nil(vkit.fs.lstat(p.path .. "/.vkit"), "nothing in the file store")
+      local shown = t.vkit({ "run", "show", "--run", id, "--store", db.url, "--json" }, nil, { cd = "/" })
+      assert.equal("PASS", json.decode(shown.stdout).outcome)
+      local repl = t.vkit({ "repl", "--store", db.url }, ("r = run(%q)\nr.state.outcome\nr.attempts[1].receipt.verdict\n")
+        :format(id), { cd = "/" })
+      assert.equal(0, repl.code, repl.stderr)
+      assert.equal('"PASS"\n"accepted"\n', repl.stdout)
+      local session = table.concat({
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+          .. '"clientInfo":{"name":"spec","version":"0"}}}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        ('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_get","arguments":{"run_id":"%s"}}}'):format(id),
+      }, "\n") .. "\n"
+      local served = t.vkit({ "mcp", "--project", dir, "--store", db.url }, session)
+      assert.equal(0, served.code, served.stderr)
+      local last = json.decode(served.stdout:match "([^\n]+)\n$")
+      assert.equal("PASS", last.result.structuredContent.outcome)
+      assert.is_nil(vkit.fs.lstat(dir .. "/.vkit"))
+    end)
+  end)
+
   describe("retained artifacts", function()
     it("are content-addressed, recorded with their SHA-256, and verified on every read", function()
       local store = open()
