@@ -164,6 +164,23 @@ describe("the PostgreSQL store", function()
       b:close()
     end)
 
+    it("skips a run another claimer holds locked instead of waiting for it", function()
+      local store = open()
+      local first = store:submit("probe", { ms = 0 })
+      local second = store:submit("probe", { ms = 0 })
+      -- Another claimer, mid-transaction, holds the oldest row.
+      local other = assert(vkit.pg.connect(db.url))
+      assert(other:exec "BEGIN")
+      assert(other:exec("SELECT run_id FROM vkit.runs WHERE run_id = $1 FOR UPDATE", { first }))
+      local claim = assert(store:claim "w")
+      assert.equal(second, claim.run.id)
+      assert(other:exec "ROLLBACK")
+      other:close()
+      assert.is_true(store:complete(claim, { status = "done", outcome = "ok" }))
+      assert.equal(first, assert(store:claim "w").run.id)
+      store:close()
+    end)
+
     it("reclaims a run whose lease expired, records the attempt abandoned, and discards the stale result", function()
       local a, b = open { lease_seconds = 2 }, open { lease_seconds = 2 }
       local id = a:submit("probe", { ms = 0 })
