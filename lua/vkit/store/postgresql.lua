@@ -285,13 +285,14 @@ end
 -- more) or nil (nothing runnable).
 local function claim_once(self, worker, hooks)
   return self:transaction(function()
-    local row = self:exec([[SELECT run_id, status, attempts, cancel_requested, worker_pid, job FROM vkit.runs
+    local row = self:exec([[SELECT run_id, status, attempts, cancel_requested, worker_pid, lease_owner, job FROM vkit.runs
       WHERE status = 'queued' OR (status = 'running' AND lease_expires_at < clock_timestamp())
       ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED]]).rows[1]
     if not row then return nil end
     local id, n = row.run_id, math.tointeger(tonumber(row.attempts))
     if row.status == "running" then
       local record = common.abandoned_record(n, { worker_pid = row.worker_pid and tonumber(row.worker_pid) })
+      record.worker = row.lease_owner -- host:pid:nonce: the hook acts only on its own host's workers
       if hooks and hooks.abandoned then hooks.abandoned(id, n, record) end
       self:exec([[UPDATE vkit.attempts SET status = 'abandoned', finished_at = $3, note = $4
                   WHERE run_id = $1 AND attempt = $2 AND status = 'running']],

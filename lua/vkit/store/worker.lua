@@ -44,9 +44,11 @@ function M.identity()
   return ("%s:%d:%s"):format(host, sys.pid(), sys.random_hex(3))
 end
 
---- Called by a backend when it abandons an attempt whose worker is gone
---  (before the run is retried).  The process supervisor's clean-up of a
---  dead worker's leftovers hooks in here.
+--- Called by a backend when it abandons an attempt whose worker is gone,
+--  before the run is retried: record = {attempt, worker_pid, worker?
+--  ("host:pid:nonce", PostgreSQL: the worker may have been on another
+--  machine)}.  The process supervisor's clean-up of a dead worker's
+--  leftovers (its processes' cgroups) hooks in here.
 function M.abandoned(run_id, attempt, record) end
 
 -- worker.log in the attempt directory, written whole beneath a handle
