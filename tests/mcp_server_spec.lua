@@ -180,6 +180,9 @@ describe("mcp session (" .. backend.name .. " store)", function()
 
     local cancelled = store:submit("probe", { ms = 60000 })
     store:cancel(cancelled)
+    -- A worker still scanning may have claimed it first: then the worker
+    -- holding it stops it; either way it ends cancelled.
+    assert.equal("cancelled", store:wait(cancelled, 60).state.status)
     result = call(s, sent, 4, "run_get", { run_id = cancelled })
     assert.is_true(result.isError)
     assert.matches("was cancelled", result.content[1].text)
