@@ -2,6 +2,7 @@
 #
 #   make            build ./vkit (installs missing Debian packages when root)
 #   make test       run every Busted spec through ./vkit
+#   make test-loaded  the suite 5 times under stress-ng (every core busy)
 #   make sanitize   build ./vkit-asan (ASan + UBSan) and run the specs with it
 #   make demo       run the main job on the bundled example
 #   make bench      run the benchmarks in bench/
@@ -49,7 +50,7 @@ SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/lib/vkit_%.so)
 ASAN_SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/asan-lib/vkit_%.so)
 ASAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 
-.PHONY: all deps test sanitize sanitize-build demo bench install clean
+.PHONY: all deps test test-loaded sanitize sanitize-build demo bench install clean
 all: vkit
 
 # Fragments (mk/*.mk) add vendored objects to EXTRA_OBJECTS / ASAN_EXTRA_OBJECTS,
@@ -116,6 +117,11 @@ vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(ASAN_SHARED_OBJECTS)
 # a plain "N passed, N failed" line; non-zero exit on any failure or error.
 test: vkit
 	./vkit script tests/run.lua
+
+# The suite five times in a row while stress-ng loads every core
+# (LOOPS=n to change the count): no spec may depend on host speed or load.
+test-loaded: vkit
+	scripts/loaded-test
 
 sanitize-build: vkit-asan
 sanitize: vkit vkit-asan

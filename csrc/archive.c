@@ -20,7 +20,9 @@
  * The archive is read in one pass, streamed: compressed input through
  * zlib (every gzip member, trailing zero padding allowed), the tar stream
  * in 512-byte blocks.  Failures return nil, message, code with code one
- * of: truncated, bad-checksum, bad-header, too-large (more decompressed
+ * of: unsupported-compression (bzip2, xz, zstd, lzip or compress magic
+ * where no tar header is), empty (not one tar block, compressed or not), truncated,
+ * bad-checksum, bad-header, too-large (more decompressed
  * bytes than max_bytes, headers included), too-many-entries, name-too-long,
  * gzip, not-a-regular-file, or an errno name.
  */
@@ -59,8 +61,7 @@ static Reader *checkreader(lua_State *L) {
   return r;
 }
 
-static int reader_close(lua_State *L) {
-  Reader *r = luaL_checkudata(L, 1, READER);
+static void reader_release(Reader *r) {
   if (r->fd >= 0) {
     close(r->fd);
     r->fd = -1;
@@ -69,7 +70,23 @@ static int reader_close(lua_State *L) {
     inflateEnd(&r->z);
     r->zinit = 0;
   }
+}
+
+static int reader_close(lua_State *L) {
+  reader_release(luaL_checkudata(L, 1, READER));
   return 0;
+}
+
+/* The compression whose magic starts in[0..n), when it is one vkit does not
+ * read and the bytes are not a tar header (ustar at offset 257): or NULL. */
+static const char *foreign_compression(const unsigned char *in, size_t n) {
+  if (n >= 262 && memcmp(in + 257, "ustar", 5) == 0) return NULL;
+  if (n >= 4 && in[0] == 'B' && in[1] == 'Z' && in[2] == 'h' && in[3] >= '1' && in[3] <= '9') return "bzip2";
+  if (n >= 6 && memcmp(in, "\xfd" "7zXZ\0", 6) == 0) return "xz";
+  if (n >= 4 && memcmp(in, "\x28\xb5\x2f\xfd", 4) == 0) return "zstd";
+  if (n >= 4 && memcmp(in, "LZIP", 4) == 0) return "lzip";
+  if (n >= 2 && in[0] == 0x1f && in[1] == 0x9d) return "compress (.Z)";
+  return NULL;
 }
 
 static int fail(Reader *r, const char *code, const char *msg) {
@@ -306,6 +323,10 @@ static int reader_next(lua_State *L) {
   for (;;) {
     int eof = 0;
     if (read_block(r, b, &eof) < 0) return push_failure(L, r);
+    if (eof && r->total == 0) { /* not even an end-of-archive block: tar(1) and Python's tarfile refuse it */
+      fail(r, "empty", "archive is empty (no tar block at all)");
+      return push_failure(L, r);
+    }
     if (eof) { r->ended = 1; return 0; }
     int zero = 1;
     for (int i = 0; i < BLOCK && zero; i++) zero = b[i] == 0;
@@ -453,12 +474,18 @@ static int archive_open(lua_State *L) {
     unsigned char *next = r->z.next_in;
     uInt avail = r->z.avail_in;
     if (inflateInit2(&r->z, 15 + 16) != Z_OK) {
-      reader_close(L);
+      reader_release(r);
       return vkit_fail(L, "gzip", "cannot start zlib");
     }
     r->zinit = 1;
     r->z.next_in = next;
     r->z.avail_in = avail;
+  } else {
+    const char *other = foreign_compression(r->z.next_in, r->z.avail_in);
+    if (other) {
+      reader_release(r);
+      return vkit_fail(L, "unsupported-compression", "%s-compressed: unsupported compression (vkit reads plain and gzip-compressed tar)", other);
+    }
   }
   return 1;
 }

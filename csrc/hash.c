@@ -2,7 +2,7 @@
  * hash.c: vkit.hash, SHA-256 through OpenSSL EVP.
  *
  *   sha256(bytes)        -> lowercase hex
- *   file(path)           -> hex, size | nil, message, code   (streamed)
+ *   file(path [, {nofollow}]) -> hex, size | nil, message, code (streamed)
  *   new()                -> hasher: h:update(bytes) -> h, h:hexdigest()
  *   evidence_digest(set) -> hex | nil, message, code
  *
@@ -37,8 +37,15 @@ static int hash_sha256(lua_State *L) {
 
 static int hash_file(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
+  int nofollow = 0;
+  if (!lua_isnoneornil(L, 2)) {
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 2, "nofollow");
+    nofollow = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
   struct stat st;
-  int fd = vkit_open_regular(L, path, 0, &st); /* only regular files hash */
+  int fd = vkit_open_regular(L, path, nofollow, &st); /* only regular files hash */
   if (fd < 0) return 3;
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   unsigned char md[32];

@@ -9,7 +9,9 @@
  *                        characters, lone surrogates, trailing bytes, BOM);
  *   invalid-utf8         malformed, overlong or surrogate UTF-8;
  *   duplicate-key        an object key that repeats (message names it);
- *   too-deep             nesting beyond max_depth (default 256);
+ *   too-deep             nesting beyond max_depth (default 256, at most
+ *                        4096), or beyond what half the C stack's soft
+ *                        limit holds (a small `ulimit -s`);
  *   number-out-of-range  a number that overflows a double (1e400).
  * Values: objects and arrays are tables carrying the metatables
  * vkit.json.object_mt / vkit.json.array_mt, so {} and [] survive a round
@@ -26,11 +28,15 @@
  */
 #include "vkit.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define ARRAY_MT "vkit.json.array"
 #define OBJECT_MT "vkit.json.object"
@@ -39,6 +45,11 @@
 #define ARRAY_MT_UV lua_upvalueindex(1)
 #define OBJECT_MT_UV lua_upvalueindex(2)
 #define DEFAULT_MAX_DEPTH 256
+/* The parser recurses once per level (~210 bytes of C stack a level here,
+ * ~350 under ASan; 8 MiB overflowed at ~40,000 and ~22,000 levels), so the
+ * deepest nesting any caller may allow is a hard cap far below that, and
+ * the stack itself is watched as well (see enter). */
+#define MAX_DEPTH_CAP 4096
 
 static char null_sentinel;
 #define PUSH_NULL(L) lua_pushlightuserdata(L, &null_sentinel)
@@ -114,10 +125,77 @@ static void out_add(lua_State *L, Out *o, const char *s, size_t n) {
 
 typedef struct { const char *s; size_t len; } HeldKey;
 
+/* ======================================================================
+ * Tallies: rows counted by the values of a few named fields, without a
+ * Lua value per row
+ *
+ * A tally reads rows (the lines of a JSON Lines file, or the elements of a
+ * document's top-level array member) and groups them by the scalar values
+ * of the fields it is asked for: each distinct combination of values is
+ * one entry {row = {field = value...}, n = rows, first = its first row},
+ * in order of first appearance.  The rules applied to those values are
+ * the caller's.  The scanner decides only inputs it can vouch for: every
+ * row an object whose named fields are absent or scalars, no escape in a
+ * key or a named field's string, at most TALLY_KEYS keys per object, at
+ * most TALLY_DEPTH levels, no line break Python would cut at (JSON
+ * Lines); anything else, including any input the decoder would refuse,
+ * ends the tally with code "not-exact" and the row where it gave up, so
+ * the caller decodes the input the ordinary way and names what is wrong
+ * exactly as the decoder does.  It never accepts what the decoder refuses.
+ * ====================================================================== */
+
+#define TALLY_FIELDS 16
+#define TALLY_KEYS 32
+#define TALLY_DEPTH 256
+#define TALLY_COMBOS (1 << 16)
+#define TALLY_CHUNK ((size_t)4 << 20)
+
+enum { T_ABSENT, T_NULL, T_TRUE, T_FALSE, T_INT, T_FLOAT, T_STRING };
+
+typedef struct { const char *s; size_t len; } Name;
+
+typedef struct {
+  uint64_t hash;
+  size_t key_at, key_len; /* in the arena */
+  lua_Integer n, first;
+  int index;              /* 1-based position in the combos table */
+} Combo;
+
+typedef struct Tally {
+  int nfields;
+  Name fields[TALLY_FIELDS];
+  int lines;              /* JSON Lines: Python-only line breaks are not decided */
+  /* the current row: each field's token (tag + payload) in key[] */
+  const unsigned char *val[TALLY_FIELDS];
+  size_t val_len[TALLY_FIELDS];
+  unsigned char tag[TALLY_FIELDS];
+  lua_Integer ival[TALLY_FIELDS];
+  double fval[TALLY_FIELDS];
+  unsigned char *key;
+  size_t key_cap;
+  Combo *slots;           /* open addressing, cap a power of two */
+  size_t cap, count;
+  char *arena;
+  size_t arena_len, arena_cap;
+  lua_Integer rows, line; /* rows counted; the line being read (JSON Lines) */
+  /* The keys of the last row, in order, as they were written (quotes
+   * included) with the field each names: a row that repeats them is read
+   * by comparing bytes, its keys already known valid and distinct. */
+  struct { unsigned char text[64]; size_t len; int field; } shape[TALLY_KEYS];
+  int shape_n;
+  const char *why;        /* why the tally gave up */
+} Tally;
+
+
+static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned char *p, const unsigned char *end,
+                                      int combos, int object_mt);
+
 typedef struct {
   lua_State *L;
   const unsigned char *start, *p, *end;
   int depth, max_depth;
+  uintptr_t stack_base;    /* decode_buffer's frame */
+  size_t stack_budget;     /* bytes of C stack the parse may use below it */
   int array_mt, object_mt; /* stack slots holding the two metatables */
   int key_cache;           /* stack slot of the key cache (see parse_key) */
   /* Streaming (json.read's stream/each): the elements of the top-level
@@ -142,6 +220,10 @@ typedef struct {
   const char *order_key;
   size_t order_key_len;
   int order_next;          /* the value about to be parsed is that member */
+  /* Tally (json.read's tally): the streamed member's elements are counted
+   * by tally_row into the combos table at stack slot tally_combos. */
+  Tally *tally;
+  int tally_combos;
   const char *code;      /* set on failure */
   size_t offset;
   char message[200];
@@ -406,6 +488,10 @@ static int parse_value(Parser *ps);
 static int enter(Parser *ps) {
   if (++ps->depth > ps->max_depth)
     return perr(ps, ps->p, "too-deep", "nesting deeper than %d", ps->max_depth);
+  /* the stack grows down on every target vkit builds for; the frame
+   * address, not a local's, which ASan may keep on a heap "fake stack" */
+  if (ps->stack_base - (uintptr_t)__builtin_frame_address(0) > ps->stack_budget)
+    return perr(ps, ps->p, "too-deep", "nesting deeper than the C stack allows (%d levels)", ps->depth - 1);
   luaL_checkstack(ps->L, 8, "JSON nesting");
   return 0;
 }
@@ -465,6 +551,19 @@ static int stream_array(Parser *ps) {
   skip_ws(ps);
   if (ps->p < ps->end && *ps->p == ']') {
     ps->p++;
+  } else if (ps->tally) { /* counted in C: no value per element */
+    for (;;) {
+      const unsigned char *next = tally_row(L, ps->tally, ps->p, ps->end, ps->tally_combos, ps->object_mt);
+      if (!next) return perr(ps, ps->p, "not-exact", "row %d: %s", (int)ps->tally->rows, ps->tally->why);
+      ps->p = next;
+      i++;
+      skip_ws(ps);
+      if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unterminated array");
+      if (*ps->p == ']') { ps->p++; break; }
+      if (*ps->p != ',') return perr(ps, ps->p, "invalid-json", "expected ',' or ']'");
+      ps->p++;
+      skip_ws(ps);
+    }
   } else {
     for (;;) {
       ps->project_next = ps->keep != 0;
@@ -667,8 +766,25 @@ static void parser_init(Parser *ps, lua_State *L, const char *s, size_t len, int
  * or -1 with ps set.  array_mt and object_mt are the indices of the two
  * metatables (upvalues of the calling function); key_cache is the index of
  * a key cache table to share, or 0 for one of its own. */
+/* Bytes of C stack a parse may use: half the soft stack limit (the rest is
+ * the caller's), at most 64 MiB.  Read once: a process constant, cached
+ * because json.lines parses a million rows. */
+static size_t stack_budget(void) {
+  static size_t budget; /* a benign race: every writer stores the same value */
+  if (!budget) {
+    struct rlimit rl;
+    size_t limit = (size_t)128 << 20;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < limit)
+      limit = (size_t)rl.rlim_cur;
+    budget = limit / 2;
+  }
+  return budget;
+}
+
 static int decode_buffer(Parser *ps, int array_mt, int object_mt, int key_cache) {
   lua_State *L = ps->L;
+  ps->stack_base = (uintptr_t)__builtin_frame_address(0);
+  ps->stack_budget = stack_budget();
   int top = lua_gettop(L);
   luaL_checkstack(L, 8, "JSON decoding");
   lua_pushvalue(L, array_mt);
@@ -710,9 +826,619 @@ static int opt_depth(lua_State *L, int idx) {
   if (lua_isnoneornil(L, idx)) return DEFAULT_MAX_DEPTH;
   luaL_checktype(L, idx, LUA_TTABLE);
   lua_Integer d = vkit_optintfield(L, idx, "max_depth", DEFAULT_MAX_DEPTH);
-  luaL_argcheck(L, d >= 1 && d <= 100000, idx, "max_depth must be 1..100000");
+  luaL_argcheck(L, d >= 1 && d <= MAX_DEPTH_CAP, idx, "max_depth must be 1..4096");
   return (int)d;
 }
+
+/* The expected SHA-256 of the bytes (opts.sha256, 64 lowercase hex
+ * digits), or NULL.  The string stays anchored by the options table. */
+static const char *opt_pin(lua_State *L, int idx) {
+  if (!lua_istable(L, idx)) return NULL;
+  lua_getfield(L, idx, "sha256");
+  const char *pin = lua_tostring(L, -1);
+  int ok = lua_isnil(L, -1) || (lua_type(L, -1) == LUA_TSTRING && lua_rawlen(L, -1) == 64 &&
+                                strspn(pin, "0123456789abcdef") == 64);
+  lua_pop(L, 1);
+  luaL_argcheck(L, ok, idx, "sha256 must be 64 lowercase hex digits");
+  return pin;
+}
+
+/* Lowercase hex SHA-256 of a finished hash context into hex[65]. */
+static void final_hex(VkitSha256 *h, char hex[65]) {
+  unsigned char md[32];
+  if (vkit_sha256_final(h, md) != 0) memset(md, 0, sizeof md);
+  vkit_hex(md, 32, hex);
+}
+
+/* Pushes `nil, message, "sha256-mismatch", actual` for bytes that hashed to
+ * hex where pin was expected. */
+static int push_mismatch(lua_State *L, const char *pin, const char *hex) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "sha256-mismatch: expected %s, read %s", pin, hex);
+  lua_pushliteral(L, "sha256-mismatch");
+  lua_pushstring(L, hex);
+  return 4;
+}
+
+/* Do len bytes hash to something other than pin?  Then the mismatch is
+ * pushed (push_mismatch) and 1 returned. */
+static int pin_mismatch(lua_State *L, const void *bytes, size_t len, const char *pin) {
+  unsigned char md[32];
+  char hex[65];
+  if (vkit_sha256(bytes, len, md) != 0) luaL_error(L, "not enough memory for SHA-256");
+  vkit_hex(md, 32, hex);
+  if (memcmp(hex, pin, 64) == 0) return 0;
+  push_mismatch(L, pin, hex);
+  return 1;
+}
+
+/* ---- tallies: the scanner, the counting, tally_lines ---------------------- */
+
+static void tally_free(Tally *t) {
+  free(t->key);
+  free(t->slots);
+  free(t->arena);
+  t->key = NULL;
+  t->slots = NULL;
+  t->arena = NULL;
+}
+
+static int tally_gc(lua_State *L) {
+  tally_free(lua_touserdata(L, 1));
+  return 0;
+}
+
+/* Are the n bytes at a and b the same?  (Keys and values here are short:
+ * a call to memcmp costs more than comparing them eight at a time.) */
+static inline int same_bytes(const void *pa, const void *pb, size_t n) {
+  const unsigned char *a = pa, *b = pb;
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) return 0;
+  }
+  while (n--)
+    if (*a++ != *b++) return 0;
+  return 1;
+}
+
+/* The tally gives up: the caller must decode this input the ordinary way. */
+#define GIVE_UP(t, what) ((t)->why = (what), -1)
+
+static const unsigned char *give_up(Tally *t, const char *why) {
+  t->why = why;
+  return NULL;
+}
+
+/* JSON whitespace; in JSON Lines not a CR (Python's splitlines() would
+ * cut there, so the row is left to the decoder: what follows fails). */
+static const unsigned char *skip_ws_in(const Tally *t, const unsigned char *p, const unsigned char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || (*p == '\r' && !t->lines))) p++;
+  return p;
+}
+
+/* A string at p (its opening quote): the bytes between the quotes, when it
+ * holds no escape (escaped is set otherwise), validated as the decoder
+ * validates; returns the position after it or NULL. */
+static const unsigned char *scan_string(Tally *t, const unsigned char *p, const unsigned char *end,
+                                        const unsigned char **body, size_t *len, int *escaped) {
+  const unsigned char *run = ++p;
+  *escaped = 0;
+  while (p < end) {
+    /* eight bytes at a time while none is a quote, a backslash, a control
+     * character or part of a multi-byte sequence */
+    while (end - p >= 8) {
+      uint64_t w;
+      memcpy(&w, p, 8);
+      const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+      uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+      uint64_t stop = ((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w;
+      if (stop & high) break;
+      p += 8;
+    }
+    while (p < end && !string_stop[*p]) p++;
+    if (p >= end) break;
+    unsigned c = *p;
+    if (c == '"') {
+      *body = run;
+      *len = (size_t)(p - run);
+      return p + 1;
+    }
+    if (c < 0x20) return give_up(t, "control character in a string");
+    if (c == '\\') {
+      *escaped = 1;
+      if (end - p < 2) return give_up(t, "unterminated escape");
+      unsigned e = p[1];
+      if (e == 'u') {
+        uint32_t cp;
+        if (end - p < 6 || !hex4(p + 2, &cp)) return give_up(t, "bad \\u escape");
+        if (cp >= 0xD800 && cp <= 0xDFFF) return give_up(t, "a surrogate escape");
+        p += 6; /* an escaped U+2028 is no line break */
+      } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+        p += 2;
+      } else {
+        return give_up(t, "invalid escape");
+      }
+      continue;
+    }
+    uint32_t cp;
+    size_t n = utf8_decode(p, end, &cp);
+    if (!n) return give_up(t, "invalid UTF-8");
+    if (t->lines && (cp == 0x85 || cp == 0x2028 || cp == 0x2029))
+      return give_up(t, "a line break Python's splitlines() honours");
+    p += n;
+  }
+  return give_up(t, "unterminated string");
+}
+
+/* A number at p, validated as the decoder validates; with want, its value
+ * as the decoder makes it (an integer when integral and within 64 bits). */
+static const unsigned char *scan_number(Tally *t, const unsigned char *p, const unsigned char *end, int want,
+                                        int field) {
+  const unsigned char *s = p;
+  int integral = 1;
+  if (p < end && *p == '-') p++;
+  if (p >= end || *p < '0' || *p > '9') return give_up(t, "invalid number");
+  if (*p == '0') {
+    p++;
+    if (p < end && *p >= '0' && *p <= '9') return give_up(t, "leading zero");
+  } else {
+    while (p < end && *p >= '0' && *p <= '9') p++;
+  }
+  if (p < end && *p == '.') {
+    integral = 0;
+    p++;
+    if (p >= end || *p < '0' || *p > '9') return give_up(t, "invalid number");
+    while (p < end && *p >= '0' && *p <= '9') p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    integral = 0;
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (p >= end || *p < '0' || *p > '9') return give_up(t, "invalid number");
+    while (p < end && *p >= '0' && *p <= '9') p++;
+  }
+  size_t len = (size_t)(p - s);
+  size_t digits = len - (*s == '-');
+  if (integral && digits <= 18) { /* fits 64 bits: exact */
+    if (want) {
+      lua_Integer v = 0;
+      for (const unsigned char *d = s + (*s == '-'); d < p; d++) v = v * 10 + (*d - '0');
+      t->tag[field] = T_INT;
+      t->ival[field] = *s == '-' ? -v : v;
+    }
+    return p;
+  }
+  if (integral && digits <= 20) return give_up(t, "an integer near 64 bits"); /* the decoder decides */
+  char small[64];
+  if (len >= sizeof small) return give_up(t, "a long number");
+  memcpy(small, s, len);
+  small[len] = '\0';
+  double v = strtod(small, NULL);
+  if (isinf(v)) return give_up(t, "a number beyond a double");
+  if (want) {
+    t->tag[field] = T_FLOAT;
+    t->fval[field] = v;
+  }
+  return p;
+}
+
+static const unsigned char *scan_literal(Tally *t, const unsigned char *p, const unsigned char *end,
+                                         const char *word, size_t n) {
+  if ((size_t)(end - p) < n || memcmp(p, word, n) != 0) return give_up(t, "invalid literal");
+  return p + n;
+}
+
+static const unsigned char *skip_any(Tally *t, const unsigned char *p, const unsigned char *end, int depth);
+
+/* The members of an object at p ('{'), each key told apart from the others
+ * (at most TALLY_KEYS); at depth 1 the named fields' values are kept. */
+static const unsigned char *scan_object(Tally *t, const unsigned char *p, const unsigned char *end, int depth) {
+  if (depth > TALLY_DEPTH) return give_up(t, "nesting deeper than a tally decides");
+  Name keys[TALLY_KEYS];
+  int nkeys = 0;
+  p = skip_ws_in(t, p + 1, end);
+  if (p < end && *p == '}') return p + 1;
+  int as_before = depth == 1; /* every key so far is the last row's, in its place */
+  for (;;) {
+    if (p >= end || *p != '"') return give_up(t, "object key expected");
+    const unsigned char *k;
+    size_t klen;
+    int escaped, field = -1;
+    if (nkeys == TALLY_KEYS) return give_up(t, "an object with many keys");
+    if (as_before && nkeys < t->shape_n && (size_t)(end - p) >= t->shape[nkeys].len &&
+        same_bytes(p, t->shape[nkeys].text, t->shape[nkeys].len)) {
+      k = p + 1;
+      klen = t->shape[nkeys].len - 2;
+      field = t->shape[nkeys].field;
+      p += t->shape[nkeys].len;
+    } else {
+      const unsigned char *open = p;
+      if (!(p = scan_string(t, p, end, &k, &klen, &escaped))) return NULL;
+      if (escaped) return give_up(t, "an escape in a key");
+      for (int i = 0; i < nkeys; i++)
+        if (keys[i].len == klen && (klen == 0 || (keys[i].s[0] == (char)k[0] && memcmp(keys[i].s, k, klen) == 0)))
+          return give_up(t, "a duplicate key");
+      if (depth == 1) {
+        for (int i = 0; i < t->nfields; i++)
+          if (t->fields[i].len == klen && klen && t->fields[i].s[0] == (char)k[0] &&
+              memcmp(t->fields[i].s, k, klen) == 0) {
+            field = i;
+            break;
+          }
+        /* remember it in its place, if this row's keys so far are the last one's */
+        if (as_before && (size_t)(p - open) <= sizeof t->shape[0].text) {
+          memcpy(t->shape[nkeys].text, open, (size_t)(p - open));
+          t->shape[nkeys].len = (size_t)(p - open);
+          t->shape[nkeys].field = field;
+          t->shape_n = nkeys + 1;
+        } else {
+          if (as_before) t->shape_n = nkeys;
+          as_before = 0;
+        }
+      }
+    }
+    keys[nkeys].s = (const char *)k;
+    keys[nkeys++].len = klen;
+    p = skip_ws_in(t, p, end);
+    if (p >= end || *p != ':') return give_up(t, "expected ':'");
+    p = skip_ws_in(t, p + 1, end);
+    if (field < 0) {
+      if (!(p = skip_any(t, p, end, depth))) return NULL;
+    } else if (p < end && *p == '"') {
+      const unsigned char *s;
+      size_t slen;
+      if (!(p = scan_string(t, p, end, &s, &slen, &escaped))) return NULL;
+      if (escaped) return give_up(t, "an escape in a named field");
+      t->tag[field] = T_STRING;
+      t->val[field] = s;
+      t->val_len[field] = slen;
+    } else if (p < end && (*p == '-' || (*p >= '0' && *p <= '9'))) {
+      if (!(p = scan_number(t, p, end, 1, field))) return NULL;
+    } else if (p < end && *p == 't') {
+      if (!(p = scan_literal(t, p, end, "true", 4))) return NULL;
+      t->tag[field] = T_TRUE;
+    } else if (p < end && *p == 'f') {
+      if (!(p = scan_literal(t, p, end, "false", 5))) return NULL;
+      t->tag[field] = T_FALSE;
+    } else if (p < end && *p == 'n') {
+      if (!(p = scan_literal(t, p, end, "null", 4))) return NULL;
+      t->tag[field] = T_NULL;
+    } else {
+      return give_up(t, "a named field that is not a scalar");
+    }
+    p = skip_ws_in(t, p, end);
+    if (p >= end) return give_up(t, "unterminated object");
+    if (*p == '}') return p + 1;
+    if (*p != ',') return give_up(t, "expected ',' or '}'");
+    p = skip_ws_in(t, p + 1, end);
+  }
+}
+
+static const unsigned char *scan_array(Tally *t, const unsigned char *p, const unsigned char *end, int depth) {
+  if (depth > TALLY_DEPTH) return give_up(t, "nesting deeper than a tally decides");
+  p = skip_ws_in(t, p + 1, end);
+  if (p < end && *p == ']') return p + 1;
+  for (;;) {
+    if (!(p = skip_any(t, p, end, depth))) return NULL;
+    p = skip_ws_in(t, p, end);
+    if (p >= end) return give_up(t, "unterminated array");
+    if (*p == ']') return p + 1;
+    if (*p != ',') return give_up(t, "expected ',' or ']'");
+    p = skip_ws_in(t, p + 1, end);
+  }
+}
+
+/* Any value at p, checked and passed over; depth is its container's. */
+static const unsigned char *skip_any(Tally *t, const unsigned char *p, const unsigned char *end, int depth) {
+  if (p >= end) return give_up(t, "unexpected end of input");
+  const unsigned char *s;
+  size_t len;
+  int escaped;
+  switch (*p) {
+    case '{': return scan_object(t, p, end, depth + 1);
+    case '[': return scan_array(t, p, end, depth + 1);
+    case '"': return scan_string(t, p, end, &s, &len, &escaped);
+    case 't': return scan_literal(t, p, end, "true", 4);
+    case 'f': return scan_literal(t, p, end, "false", 5);
+    case 'n': return scan_literal(t, p, end, "null", 4);
+    default:
+      if (*p == '-' || (*p >= '0' && *p <= '9')) return scan_number(t, p, end, 0, 0);
+      return give_up(t, "unexpected character");
+  }
+}
+
+/* A hash of n bytes, eight at a time (the table only needs it spread). */
+static uint64_t key_hash(const unsigned char *p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  memcpy(&w, p, n);
+  h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+  return h ^ (h >> 29);
+}
+
+/* Room for n more bytes at *buf (capacity *cap, length len); 0 or -1. */
+static int reserve_bytes(void *bufp, size_t *cap, size_t len, size_t n) {
+  char **buf = bufp;
+  if (len + n <= *cap) return 0;
+  size_t c = *cap ? *cap : 256;
+  while (c < len + n) c *= 2;
+  char *d = realloc(*buf, c);
+  if (!d) return -1;
+  *buf = d;
+  *cap = c;
+  return 0;
+}
+
+/* Pushes field i's value of the current row. */
+static void push_token(lua_State *L, const Tally *t, int i) {
+  switch (t->tag[i]) {
+    case T_NULL: PUSH_NULL(L); break;
+    case T_TRUE: lua_pushboolean(L, 1); break;
+    case T_FALSE: lua_pushboolean(L, 0); break;
+    case T_INT: lua_pushinteger(L, t->ival[i]); break;
+    case T_FLOAT: lua_pushnumber(L, t->fval[i]); break;
+    default: lua_pushlstring(L, (const char *)t->val[i], t->val_len[i]); break;
+  }
+}
+
+/* Counts the current row (row number t->rows) under its combination of
+ * values; a new combination is appended to the combos table at stack index
+ * combos, its row table marked with the object metatable at index
+ * object_mt.  0, or -1 (out of memory, too many combinations). */
+static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
+  size_t len = 0;
+  for (int i = 0; i < t->nfields; i++) {
+    size_t need = 1 + (t->tag[i] == T_STRING ? sizeof(size_t) + t->val_len[i] : 8);
+    if (reserve_bytes(&t->key, &t->key_cap, len, need)) return GIVE_UP(t, "out of memory");
+    t->key[len++] = t->tag[i];
+    if (t->tag[i] == T_INT) { memcpy(t->key + len, &t->ival[i], 8); len += 8; }
+    else if (t->tag[i] == T_FLOAT) { memcpy(t->key + len, &t->fval[i], 8); len += 8; }
+    else if (t->tag[i] == T_STRING) {
+      memcpy(t->key + len, &t->val_len[i], sizeof(size_t));
+      len += sizeof(size_t);
+      memcpy(t->key + len, t->val[i], t->val_len[i]);
+      len += t->val_len[i];
+    }
+  }
+  uint64_t h = key_hash(t->key, len);
+  if (t->count * 2 >= t->cap) { /* grow: rehash into twice the slots */
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    Combo *slots = calloc(cap, sizeof *slots);
+    if (!slots) return GIVE_UP(t, "out of memory");
+    for (size_t i = 0; i < t->cap; i++) {
+      if (!t->slots[i].index) continue;
+      size_t j = t->slots[i].hash & (cap - 1);
+      while (slots[j].index) j = (j + 1) & (cap - 1);
+      slots[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+  }
+  size_t j = h & (t->cap - 1);
+  while (t->slots[j].index) {
+    Combo *c = &t->slots[j];
+    if (c->hash == h && c->key_len == len && same_bytes(t->arena + c->key_at, t->key, len)) {
+      c->n++;
+      return 0;
+    }
+    j = (j + 1) & (t->cap - 1);
+  }
+  if (t->count >= TALLY_COMBOS) return GIVE_UP(t, "more combinations of values than a tally holds");
+  if (reserve_bytes(&t->arena, &t->arena_cap, t->arena_len, len)) return GIVE_UP(t, "out of memory");
+  memcpy(t->arena + t->arena_len, t->key, len);
+  Combo *c = &t->slots[j];
+  c->hash = h;
+  c->key_at = t->arena_len;
+  c->key_len = len;
+  c->n = 1;
+  c->first = t->rows;
+  c->index = (int)++t->count;
+  t->arena_len += len;
+  /* combos[index] = {row = {field = value...}, first = row}; n at the end */
+  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, t->nfields);
+  lua_pushvalue(L, object_mt);
+  lua_setmetatable(L, -2);
+  for (int i = 0; i < t->nfields; i++) {
+    if (t->tag[i] == T_ABSENT) continue;
+    push_token(L, t, i);
+    lua_setfield(L, -2, t->fields[i].s);
+  }
+  lua_setfield(L, -2, "row");
+  lua_pushinteger(L, t->rows);
+  lua_setfield(L, -2, "first");
+  lua_rawseti(L, combos, c->index);
+  return 0;
+}
+
+/* One row at p: an object whose named fields are kept and counted; returns
+ * the position after it or NULL. */
+static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned char *p, const unsigned char *end,
+                                      int combos, int object_mt) {
+  t->rows++;
+  if (p >= end || *p != '{') return give_up(t, "a row that is not an object");
+  for (int i = 0; i < t->nfields; i++) t->tag[i] = T_ABSENT;
+  if (!(p = scan_object(t, p, end, 1))) return NULL;
+  if (tally_count(L, t, combos, object_mt)) return NULL;
+  return p;
+}
+
+/* Sets n on every combo and leaves {rows = , combos = } on the stack top. */
+static void tally_result(lua_State *L, const Tally *t, int combos) {
+  for (size_t i = 0; i < t->cap; i++) {
+    const Combo *c = &t->slots[i];
+    if (!c->index) continue;
+    lua_rawgeti(L, combos, c->index);
+    lua_pushinteger(L, c->n);
+    lua_setfield(L, -2, "n");
+    lua_pop(L, 1);
+  }
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, t->rows);
+  lua_setfield(L, -2, "rows");
+  lua_pushvalue(L, combos);
+  lua_setfield(L, -2, "combos");
+}
+
+/* Pushes `nil, message, "not-exact", row, line` for a tally that gave up
+ * (line 0 outside JSON Lines). */
+static int push_not_exact(lua_State *L, const Tally *t) {
+  lua_pushnil(L);
+  if (t->line) lua_pushfstring(L, "not-exact: line %d (row %d): %s", (int)t->line, (int)t->rows, t->why ? t->why : "?");
+  else lua_pushfstring(L, "not-exact: row %d: %s", (int)t->rows, t->why ? t->why : "?");
+  lua_pushliteral(L, "not-exact");
+  lua_pushinteger(L, t->rows);
+  lua_pushinteger(L, t->line);
+  return 5;
+}
+
+/* Reads opts.fields (an array of 1..TALLY_FIELDS names) into t; the names
+ * stay anchored by the options table. */
+static void opt_fields(lua_State *L, int idx, Tally *t) {
+  luaL_argcheck(L, lua_getfield(L, idx, "fields") == LUA_TTABLE, idx, "fields must be an array of names");
+  int n = (int)luaL_len(L, -1);
+  luaL_argcheck(L, n >= 1 && n <= TALLY_FIELDS, idx, "fields names 1..16 members");
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, -1, i + 1);
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, idx, "fields must be an array of names");
+    t->fields[i].s = lua_tolstring(L, -1, &t->fields[i].len);
+    lua_pop(L, 1);
+  }
+  t->nfields = n;
+  lua_pop(L, 1);
+}
+
+typedef struct { pthread_t thread; VkitSha256 *ctx; const void *bytes; size_t len; int running; } HashJob;
+
+static void *hash_job_run(void *arg) {
+  HashJob *j = arg;
+  vkit_sha256_update(j->ctx, j->bytes, j->len);
+  return NULL;
+}
+
+/* Hashes len bytes into j->ctx on another thread (or here, if no thread
+ * can be had); hash_job_wait before the bytes change. */
+static void hash_job_start(HashJob *j, const void *bytes, size_t len) {
+  j->bytes = bytes;
+  j->len = len;
+  j->running = pthread_create(&j->thread, NULL, hash_job_run, j) == 0;
+  if (!j->running) hash_job_run(j);
+}
+
+static void hash_job_wait(HashJob *j) {
+  if (j->running) pthread_join(j->thread, NULL);
+  j->running = 0;
+}
+
+/*
+ * tally_lines(path, {fields = {...}, sha256, nofollow, max_line}) ->
+ * {rows, combos} | nil, message, code [, detail]: the non-blank lines of a
+ * JSON Lines file as tally rows (a line of spaces and tabs is blank).
+ * Each 4 MiB read is hashed on a second thread while it is scanned; with
+ * sha256, bytes that do not hash to it fail the tally as sha256-mismatch
+ * (detail: the digest read).  A file refused as vkit.fs.read refuses it
+ * fails with its code; a line over max_line, like any input the scanner
+ * does not decide, as not-exact (detail: the row).
+ */
+static int json_tally_lines(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  const char *pin = opt_pin(L, 2);
+  lua_Integer max_line = vkit_optintfield(L, 2, "max_line", 64 << 20);
+  lua_getfield(L, 2, "nofollow");
+  int nofollow = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_settop(L, 2);
+  Tally *t = vkit_newgcdata(L, sizeof *t, "vkit.json.tally", tally_gc); /* 3 */
+  opt_fields(L, 2, t);
+  t->lines = 1;
+  lua_newtable(L); /* 4: combos */
+  struct stat st;
+  int fd = vkit_open_regular(L, path, nofollow, &st);
+  if (fd < 0) return 3;
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  HashJob job = {0};
+  if (pin) job.ctx = vkit_sha256_new();
+  unsigned char *chunk = malloc(TALLY_CHUNK);
+  unsigned char *carry = NULL; /* a line begun in the previous chunk */
+  size_t carry_len = 0, carry_cap = 0;
+  int status = 0, err = 0;
+  if ((pin && !job.ctx) || !chunk) { status = -1; t->why = "out of memory"; }
+  while (status == 0) {
+    ssize_t n = read(fd, chunk, TALLY_CHUNK);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) { err = errno; status = -2; break; }
+    if (n == 0) break;
+    if (job.ctx && (size_t)n >= TALLY_CHUNK / 16) hash_job_start(&job, chunk, (size_t)n);
+    else if (job.ctx) vkit_sha256_update(job.ctx, chunk, (size_t)n); /* a thread costs more than a small read */
+    const unsigned char *p = chunk, *end = chunk + n;
+    while (status == 0 && p < end) {
+      const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+      const unsigned char *stop = nl ? nl : end;
+      const unsigned char *line = p, *line_end = stop;
+      if (carry_len || !nl) { /* the line continues across chunks */
+        if (carry_len + (size_t)(stop - p) > (size_t)max_line) { t->rows++, status = GIVE_UP(t, "a line over max_line"); break; }
+        if (reserve_bytes(&carry, &carry_cap, carry_len, (size_t)(stop - p))) { status = GIVE_UP(t, "out of memory"); break; }
+        memcpy(carry + carry_len, p, (size_t)(stop - p));
+        carry_len += (size_t)(stop - p);
+        if (!nl) { p = end; break; }
+        line = carry;
+        line_end = carry + carry_len;
+      }
+      p = nl + 1;
+      t->line++;
+      if ((size_t)(line_end - line) > (size_t)max_line) { t->rows++, status = GIVE_UP(t, "a line over max_line"); break; }
+      const unsigned char *q = line;
+      while (q < line_end && (*q == ' ' || *q == '\t')) q++;
+      if (q < line_end) {
+        if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) { status = -1; break; }
+        q = skip_ws_in(t, q, line_end);
+        if (q != line_end) { status = GIVE_UP(t, "trailing bytes after a row"); break; }
+      }
+      carry_len = 0;
+    }
+    if (job.ctx) hash_job_wait(&job);
+  }
+  if (status == 0 && carry_len) { /* the last line, without a newline */
+    const unsigned char *q = carry, *line_end = carry + carry_len;
+    t->line++;
+    while (q < line_end && (*q == ' ' || *q == '\t')) q++;
+    if (q < line_end) {
+      if (!(q = tally_row(L, t, q, line_end, 4, OBJECT_MT_UV))) status = -1;
+      else if (skip_ws_in(t, q, line_end) != line_end) status = GIVE_UP(t, "trailing bytes after a row");
+    }
+  }
+  close(fd);
+  free(chunk);
+  free(carry);
+  char hex[65] = "";
+  if (job.ctx) final_hex(job.ctx, hex);
+  if (status == -2) {
+    tally_free(t);
+    return vkit_fail_errno(L, err, path);
+  }
+  if (pin && status == 0 && memcmp(hex, pin, 64) != 0) {
+    tally_free(t);
+    return push_mismatch(L, pin, hex);
+  }
+  if (status != 0) {
+    tally_free(t);
+    return push_not_exact(L, t);
+  }
+  tally_result(L, t, 4);
+  tally_free(t);
+  return 1;
+}
+
 
 static int json_decode(lua_State *L) {
   size_t len;
@@ -745,6 +1471,7 @@ static int json_read(lua_State *L) {
   luaL_argcheck(L, max >= 0, 2, "max_bytes must be >= 0");
   int max_depth = opt_depth(L, 3);
   int nofollow = 0;
+  const char *pin = opt_pin(L, 3);
   lua_settop(L, 3);
   lua_pushnil(L); /* 4: stream key */
   lua_pushnil(L); /* 5: stream function */
@@ -760,8 +1487,11 @@ static int json_read(lua_State *L) {
       lua_getfield(L, 3, names[i]);
       lua_replace(L, 4 + i);
     }
+    int tallied = lua_getfield(L, 3, "tally") != LUA_TNIL;
+    lua_pop(L, 1);
     for (int i = 4; i <= 6; i += 2) {
-      luaL_argcheck(L, lua_isnil(L, i) == lua_isnil(L, i + 1), 3, "stream/each and order_of/each_key go in pairs");
+      luaL_argcheck(L, lua_isnil(L, i) == lua_isnil(L, i + 1) || (i == 4 && tallied && lua_isnil(L, 5)), 3,
+                    "stream/each and order_of/each_key go in pairs");
       luaL_argcheck(L, lua_isnil(L, i) || lua_type(L, i) == LUA_TSTRING, 3, "stream and order_of name a member");
       luaL_argcheck(L, lua_isnil(L, i + 1) || lua_isfunction(L, i + 1), 3, "each and each_key must be functions");
     }
@@ -778,27 +1508,78 @@ static int json_read(lua_State *L) {
     }
     lua_pop(L, 1);
   }
+  /* 9: the tally, 10: its combos (json.read's tally = {fields...}) */
+  Tally *tally = NULL;
+  if (lua_istable(L, 3) && lua_getfield(L, 3, "tally") != LUA_TNIL) {
+    luaL_argcheck(L, lua_type(L, 4) == LUA_TSTRING && lua_isnil(L, 5) && lua_isnil(L, 8), 3,
+                  "tally goes with stream, without each or fields");
+    lua_pop(L, 1);
+    tally = vkit_newgcdata(L, sizeof *tally, "vkit.json.tally", tally_gc);
+    lua_createtable(L, 1, 1);
+    lua_getfield(L, 3, "tally");
+    lua_setfield(L, -2, "fields");
+    opt_fields(L, lua_gettop(L), tally);
+    lua_pop(L, 1);
+    lua_newtable(L);
+  } else {
+    lua_settop(L, 8);
+    lua_pushnil(L);
+    lua_pushnil(L);
+  }
   VkitFileBytes *buf = vkit_read_file(L, path, max, nofollow); /* as vkit.fs.read refuses */
   if (!buf) return 3;
+  /* With a pin the bytes are hashed before anything of them reaches Lua,
+   * on a second thread while they are decoded when nothing is handed out
+   * before the end (no each / each_key), else first. */
+  HashJob job = {0};
+  int concurrent = pin && buf->len >= ((size_t)1 << 20) && lua_isnil(L, 5) && lua_isnil(L, 7);
+  if (pin && !concurrent && pin_mismatch(L, buf->data, buf->len, pin)) return 4; /* nothing is parsed */
+  if (concurrent) {
+    if (!(job.ctx = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+    hash_job_start(&job, buf->data, buf->len);
+  }
   Parser ps;
   parser_init(&ps, L, buf->data, buf->len, max_depth);
-  if (!lua_isnil(L, 5)) {
+  if (!lua_isnil(L, 5) || tally) {
     ps.stream_fn = 5;
     ps.stream_key = lua_tolstring(L, 4, &ps.stream_key_len);
     ps.keep = lua_isnil(L, 8) ? 0 : 8;
+    ps.tally = tally;
+    ps.tally_combos = 10;
   }
   if (!lua_isnil(L, 7)) {
     ps.order_fn = 7;
     ps.order_key = lua_tolstring(L, 6, &ps.order_key_len);
   }
   int status = decode_buffer(&ps, ARRAY_MT_UV, OBJECT_MT_UV, 0);
+  if (concurrent) {
+    char hex[65];
+    hash_job_wait(&job);
+    final_hex(job.ctx, hex);
+    if (memcmp(hex, pin, 64) != 0) {
+      vkit_file_bytes_release(buf);
+      if (tally) tally_free(tally);
+      return push_mismatch(L, pin, hex); /* whatever was decoded is dropped */
+    }
+  }
   vkit_file_bytes_release(buf); /* the value no longer needs the bytes */
-  if (status != 0) return push_parse_error(L, &ps);
-  if (ps.streamed < 0) return 1;
+  if (status != 0) {
+    if (tally) tally_free(tally);
+    return push_parse_error(L, &ps);
+  }
+  if (ps.streamed < 0) {
+    if (tally) tally_free(tally);
+    return 1;
+  }
   lua_pushvalue(L, 4); /* the member's placeholder goes */
   lua_pushnil(L);
   lua_rawset(L, -3);
-  lua_pushinteger(L, ps.streamed);
+  if (!tally) {
+    lua_pushinteger(L, ps.streamed);
+    return 2;
+  }
+  tally_result(L, tally, 10);
+  tally_free(tally);
   return 2;
 }
 
@@ -808,15 +1589,46 @@ static int json_read(lua_State *L) {
 
 #define LINES "vkit.json.lines"
 
-typedef struct { FILE *f; char *line; size_t cap; lua_Integer lineno; int max_depth; size_t max_line; } Lines;
+typedef struct {
+  FILE *f;
+  char *line;
+  size_t cap;
+  lua_Integer lineno;
+  int max_depth;
+  size_t max_line;
+  VkitSha256 *hash;    /* with opts.sha256: every byte read, checked at the end */
+  char pin[65];
+  int breaks;          /* opts.breaks: a Python-only line break ends the rows */
+} Lines;
 
 static int lines_close(lua_State *L) {
   Lines *r = luaL_checkudata(L, 1, LINES);
   if (r->f) fclose(r->f);
   free(r->line);
+  if (r->hash) {
+    char hex[65];
+    final_hex(r->hash, hex); /* frees the context */
+  }
   r->f = NULL;
   r->line = NULL;
+  r->hash = NULL;
   return 0;
+}
+
+/* The first byte of a line break that Python's str.splitlines() honours
+ * and a split on "\n" does not: CR (also of CRLF), U+0085, U+2028, U+2029;
+ * the C0 separators (VT, FF, FS, GS, RS) are not JSON whitespace, so a row
+ * holding one fails to decode on its own. */
+static const char *python_break(const char *s, size_t len) {
+  for (const char *p = s, *end = s + len; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '\r') return p;
+    if (c == 0xC2 && p + 1 < end && (unsigned char)p[1] == 0x85) return p;
+    if (c == 0xE2 && p + 2 < end && (unsigned char)p[1] == 0x80 &&
+        ((unsigned char)p[2] == 0xA8 || (unsigned char)p[2] == 0xA9))
+      return p;
+  }
+  return NULL;
 }
 
 /* Iterator: lineno, value | lineno, nil, message, code | nil at EOF.  A bad
@@ -836,13 +1648,33 @@ static int lines_next(lua_State *L) {
       lua_pushstring(L, vkit_errno_name(err));
       return 4;
     }
+    if (r->hash) { /* the end: every byte read was hashed once */
+      char hex[65];
+      final_hex(r->hash, hex);
+      r->hash = NULL;
+      if (memcmp(hex, r->pin, 64) != 0) {
+        lua_pushinteger(L, r->lineno + 1);
+        return 1 + push_mismatch(L, r->pin, hex); /* lineno, nil, message, code, actual */
+      }
+    }
     return 0;
   }
+  if (r->hash) vkit_sha256_update(r->hash, r->line, (size_t)n);
   r->lineno++;
   lua_pushinteger(L, r->lineno);
   size_t len = (size_t)n;
   if (len > 0 && r->line[len - 1] == '\n') len--;
-  if (len > 0 && r->line[len - 1] == '\r') len--;
+  if (r->breaks) {
+    const char *at = python_break(r->line, len);
+    if (at) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "line %d: a line break other than LF at byte %d", (int)r->lineno, (int)(at - r->line));
+      lua_pushliteral(L, "python-line-break");
+      return 4;
+    }
+  } else if (len > 0 && r->line[len - 1] == '\r') {
+    len--;
+  }
   if (len > r->max_line) {
     lua_pushnil(L);
     lua_pushfstring(L, "line %d is longer than %d bytes", (int)r->lineno, (int)r->max_line);
@@ -866,19 +1698,40 @@ static int lines_next(lua_State *L) {
   return 4;
 }
 
-/* lines(path [, {max_depth, max_line}]) -> iterator, nil, nil, handle */
+/* lines(path [, {max_depth, max_line, nofollow, sha256, breaks}]) ->
+ * iterator, nil, nil, handle */
 static int json_lines(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   int max_depth = opt_depth(L, 2);
   lua_Integer max_line = lua_istable(L, 2) ? vkit_optintfield(L, 2, "max_line", 64 << 20) : 64 << 20;
-  FILE *f = fopen(path, "rbe");
-  if (!f) return vkit_fail_errno(L, errno, path);
+  const char *pin = opt_pin(L, 2);
+  int nofollow = 0, breaks = 0;
+  if (lua_istable(L, 2)) {
+    lua_getfield(L, 2, "nofollow");
+    nofollow = lua_toboolean(L, -1);
+    lua_getfield(L, 2, "breaks");
+    breaks = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+  }
   Lines *r = lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
-  r->f = f;
+  luaL_setmetatable(L, LINES);
   r->max_depth = max_depth;
   r->max_line = (size_t)max_line;
-  luaL_setmetatable(L, LINES);
+  r->breaks = breaks;
+  if (pin) {
+    memcpy(r->pin, pin, 65);
+    if (!(r->hash = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+  }
+  struct stat st;
+  int fd = vkit_open_regular(L, path, nofollow, &st); /* a FIFO cannot hang the open */
+  if (fd < 0) return 3;
+  if (!(r->f = fdopen(fd, "rb"))) {
+    int err = errno;
+    close(fd);
+    return vkit_fail_errno(L, err, path);
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   lua_pushvalue(L, -1);
   lua_createtable(L, OBJECT_BATCH, 0); /* the key cache, shared by every line */
   lua_pushvalue(L, ARRAY_MT_UV);
@@ -1278,6 +2131,7 @@ static const luaL_Reg json_funcs[] = {
   {"canonical", json_canonical},
   {"digest", json_digest},
   {"lines", json_lines},
+  {"tally_lines", json_tally_lines},
   {"array", json_array},
   {"object", json_object},
   {"kind", json_kind},

@@ -4,9 +4,11 @@
  *   isatty(fd)                 -> boolean
  *   readline(prompt)           -> line | nil at end of input | false when
  *                                 Ctrl-C cancelled the line
- *   add_history(line), read_history(path), write_history(path [, max])
+ *   add_history(line [, path])  -- path: also appended to that file now
+ *   read_history(path), write_history(path [, max])
  *   set_completer(fn)          -- fn(word) -> array of candidate words
- *   pcall_interruptible(f, ...) -> true, ... | false, traceback
+ *   pcall_interruptible(f, ...) -> true, ... | false, traceback (a string
+ *                                 error) or the error object itself
  *                                 (Ctrl-C while f runs raises "interrupted!")
  *
  * GNU readline's callbacks carry no user pointer, so the Lua state in use is
@@ -15,6 +17,7 @@
  */
 #include "vkit.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +119,8 @@ static int term_readline(lua_State *L) {
   sigaction(SIGINT, &sa, &old);
   rl_catch_signals = 0;
   rl_readline_name = "vkit";
-  rl_completer_word_break_characters = " \t\n\"'`@$><=;|&{(,+-*/%^~#[]";
+  /* Not [ ] " ': a word may index a table (r.attempts[1].rec, t["k"].x). */
+  rl_completer_word_break_characters = " \t\n`@$><=;|&{(,+-*/%^~#";
   rl_attempted_completion_function = attempt_completion;
   active_L = L;
   got_sigint = 0;
@@ -124,12 +128,22 @@ static int term_readline(lua_State *L) {
   finished_line = NULL;
   rl_callback_handler_install(prompt, on_line);
   int cancelled = 0;
+  /* SIGINT stays blocked except inside pselect(), which unblocks it
+   * atomically: a Ctrl-C that arrives while readline handles a key is seen
+   * at the next pselect (pending), never lost until the key after it. */
+  sigset_t block, original, waiting;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, &original);
+  waiting = original;
+  sigdelset(&waiting, SIGINT);
   while (!line_finished) {
+    int in = fileno(rl_instream ? rl_instream : stdin);
     fd_set fds;
     FD_ZERO(&fds);
-    FD_SET(fileno(rl_instream ? rl_instream : stdin), &fds);
-    int r = select(fileno(rl_instream ? rl_instream : stdin) + 1, &fds, NULL, NULL, NULL);
-    if (r < 0 && errno == EINTR) {
+    FD_SET(in, &fds);
+    int r = got_sigint ? -1 : pselect(in + 1, &fds, NULL, NULL, NULL, &waiting);
+    if (got_sigint || (r < 0 && errno == EINTR)) {
       if (got_sigint) {
         rl_free_line_state();
         rl_callback_sigcleanup();
@@ -144,6 +158,7 @@ static int term_readline(lua_State *L) {
     if (r < 0) break;
     rl_callback_read_char();
   }
+  sigprocmask(SIG_SETMASK, &original, NULL);
   active_L = NULL;
   clear_candidates();
   sigaction(SIGINT, &old, NULL);
@@ -158,8 +173,19 @@ static int term_readline(lua_State *L) {
 }
 
 static int term_add_history(lua_State *L) {
-  add_history(luaL_checkstring(L, 1));
-  return 0;
+  const char *line = luaL_checkstring(L, 1);
+  const char *path = luaL_optstring(L, 2, NULL);
+  add_history(line);
+  if (path) {
+    /* append_history() wants the file to exist. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return vkit_fail_errno(L, errno, path);
+    close(fd);
+    int err = append_history(1, path);
+    if (err) return vkit_fail_errno(L, err, path);
+  }
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
 static int term_read_history(lua_State *L) {
@@ -192,9 +218,11 @@ static void on_sigint_running(int sig) {
   if (active_L) lua_sethook(active_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
+/* A string error gets a traceback; any other error object is handed back
+ * as it is, for the REPL to print. */
 static int traceback(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
-  if (!msg) msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  if (!msg || lua_type(L, 1) != LUA_TSTRING) return 1;
   luaL_traceback(L, L, msg, 1);
   return 1;
 }

@@ -6,16 +6,17 @@
 -- Walks the first-parent history from HEAD back to the trusted target and,
 -- oldest first, binds each commit to the accepted intent (claiming exactly
 -- the intent's contract), runs the paired execution and the change
--- analysis, and prints one table row per commit.  Unlike examples/certify.lua
--- it calls the library directly, without the job store: preflight,
--- vkit.change.analysis and the reports it writes under DIR/.vkit/range/.
+-- analysis, then the exhaustive method (every accepted input), and prints
+-- one table row per commit with what each checked.  Unlike
+-- examples/certify.lua it calls the library directly, without the job
+-- store: vkit.change.run_change_analysis and vkit.change.run_exhaustive
+-- (each does its own preflight and starts its deadline after it), and the
+-- reports they write under DIR/.vkit/range/.
 local vkit = require "vkit"
 local json = vkit.json
 local args = require "vkit.args"
 local intent = require "vkit.change.intent"
 local contract = require "vkit.change.contract"
-local worker = require "vkit.store.worker"
-local analysis = require "vkit.change.analysis"
 local policy = vkit.policies.change
 
 local opts, err = args.parse({ ... }, { options = { project = "string", intent = "string", trusted_target = "string",
@@ -42,22 +43,22 @@ local bytes = assert(repo:read(opts.trusted_target, intent.revision_path(policy.
 local revision = assert(intent.parse_revision(bytes))
 local claim = contract.to_document(revision.contract)
 
-local never = function() return false end
-local ctx = { cancelled = never, run_process = function(spec) return worker.run_process(spec, never) end }
-
-print(("%-12s  %-28s %-24s %-22s %s"):format("commit", "preflight", "paired execution", "change analysis", "smallest violation"))
+print(("%-12s  %-28s %-24s %-22s %-18s %-20s %s"):format("commit", "preflight", "paired execution", "change analysis",
+  "smallest violation", "exhaustive", "coverage"))
 for _, candidate in ipairs(commits) do
   local request = { schema_version = 1, base = opts.trusted_target, candidate = candidate, intent = opts.intent,
                     claim = claim }
-  local bound, message, code = vkit.change.preflight(repo, request, opts.trusted_target)
-  if not bound then
-    print(("%-12s  %-28s %s"):format(candidate:sub(1, 12), "refused: " .. code, message))
+  local dir = ("%s/.vkit/range/%s-%s"):format(opts.project, candidate:sub(1, 12), vkit.sys.random_hex(3))
+  local result, report, code = vkit.change.run_change_analysis(repo, request, opts.trusted_target, { dir = dir .. "/paired" })
+  if not result then
+    print(("%-12s  %-28s %s"):format(candidate:sub(1, 12), "refused: " .. code, report))
   else
-    local dir = ("%s/.vkit/range/%s-%s"):format(opts.project, candidate:sub(1, 12), vkit.sys.random_hex(3))
-    local result, report = analysis.run(bound, { repo = repo, dir = dir, ctx = ctx,
-                                                 deadline_at = vkit.sys.monotonic_ms() + 300000 })
+    local exhaustive = assert(vkit.change.run_exhaustive(repo, request, opts.trusted_target,
+      { dir = dir .. "/exhaustive", sampled = report }))
     local shrinking = report.shrinking and report.shrinking.smallest_violation
-    print(("%-12s  %-28s %-24s %-22s %s"):format(candidate:sub(1, 12), "bound", report.status, result.status,
-      shrinking and shrinking ~= json.null and tostring(shrinking) or "-"))
+    local c = result.coverage
+    print(("%-12s  %-28s %-24s %-22s %-18s %-20s %s"):format(candidate:sub(1, 12), "bound", report.status, result.status,
+      shrinking and shrinking ~= json.null and tostring(shrinking) or "-", exhaustive.status,
+      ("sampled %d, %s"):format(c.conforming + c.violations, exhaustive.coverage.statement)))
   end
 end

@@ -14,3 +14,15 @@ mcp-client: $(MCP_CLIENT_STAMP)
 $(MCP_CLIENT_STAMP): $(MCP_CLIENT_DIR)/package.json $(MCP_CLIENT_DIR)/package-lock.json
 	cd $(MCP_CLIENT_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# junit2json, the JUnit XML consumer tests/report_spec.lua reads vkit's
+# JUnit reports with (tests/junit/read.mjs); installed the same way.
+JUNIT_DIR := tests/junit
+JUNIT_STAMP := $(JUNIT_DIR)/node_modules/.vkit-installed
+
+.PHONY: junit-consumer
+junit-consumer: $(JUNIT_STAMP)
+
+$(JUNIT_STAMP): $(JUNIT_DIR)/package.json $(JUNIT_DIR)/package-lock.json
+	cd $(JUNIT_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@

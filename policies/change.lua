@@ -1,5 +1,6 @@
 -- Change intents, preflight and certification: where things live in a
--- project's Git tree, and the caps on documents read from Git objects.
+-- project's Git tree, the caps on documents read from Git objects, the
+-- exhaustive method's batching, and what each run outcome means.
 local KiB = 1024
 
 return {
@@ -14,4 +15,25 @@ return {
     source_bytes = 64 * KiB,         -- each bound application source
   },
   languages = { "rust", "python", "typescript" },
+  -- The exhaustive method (every accepted input, batch drivers).  Its
+  -- budget is the seed's runner limits (limits.lua `paired`), its own.
+  exhaustive = {
+    min_passes = 2,                  -- runs per side in fresh processes: ascending, then run-id orders
+    stderr_reserve_bytes = 4 * KiB,  -- of each invocation's output cap, left for the candidate's own stderr
+    listed_inputs = 64,              -- violating / unstable / failed inputs listed by value in a report
+  },
+  -- A certification run's outcome (the pure combiner, vkit.change.combine)
+  -- and the exit status `vkit change certify` gives it.  0 means every
+  -- accepted input was checked and conforms; nothing sampled reads as 0.
+  outcomes = {
+    all_inputs_conform = { exit = 0, meaning = "every accepted input checked natively and conforming" },
+    verified = { exit = 0, meaning = "every accepted input checked in Kani's model of the captured source (rust_kani alone)" },
+    observed_violation = { exit = 1, meaning = "a method observed a violation" },
+    proof_rejected = { exit = 1, meaning = "Kani rejected the relational proof (no native counterexample)" },
+    unknown = { exit = 1, meaning = "incomplete: not every accepted input could be checked" },
+    blocked = { exit = 1, meaning = "preflight refused the request, or the requested method cannot run" },
+    cancelled = { exit = 1, meaning = "the run was cancelled" },
+    infrastructure_failure = { exit = 3, meaning = "a build, launch, protocol, pin or retained-artifact check failed" },
+    samples_conform = { exit = 5, meaning = "the sampled inputs conform; the other accepted inputs were not checked" },
+  },
 }

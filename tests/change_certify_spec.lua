@@ -5,17 +5,7 @@ local t = require "tests.support.run"
 local intents = require "tests.support.intents"
 local stores = require "tests.support.stores"
 
-local SOURCES = {
-  rust = { path = "src/score.rs",
-           base = "pub fn score(x: u32) -> u32 {\n    if x >= 50 {\n        return 100;\n    }\n    x * 2\n}\n",
-           good = "pub fn score(x: u32) -> u32 {\n    let doubled: u32 = x * 2;\n    if doubled > 100 { 100 } else { doubled }\n}\n",
-           bad = "pub fn score(x: u32) -> u32 {\n    if x >= 30 {\n        return 100;\n    }\n    x * 2\n}\n" },
-  typescript = { path = "src/score.ts",
-                 base = "export function score(x: number): number {\n  return Math.min(2 * x, 100);\n}\n",
-                 good = "export function score(x: number): number {\n  const d = x + x;\n  return d > 100 ? 100 : d;\n}\n",
-                 bad = "export function score(x: number): number {\n  return x >= 30 ? 100 : 2 * x;\n}\n" },
-}
-
+local SOURCES = intents.SOURCES
 local certify = intents.certify
 
 for _, backend in ipairs(stores.backends()) do
@@ -24,22 +14,21 @@ describe("vkit change certify (" .. backend.name .. " store)", function()
   setup(backend.setup)
   teardown(backend.teardown)
   after_each(function()
-    if p then
-      backend.kill_workers(p.dir)
-      p.cleanup()
-    end
+    if p then backend.kill_workers(p.dir) end
+    intents.finish(p)
     p = nil
   end)
 
   for _, language in ipairs { "rust", "typescript" } do
     it(("observes conformance and a violation in %s, with real compilers"):format(language), function()
       local s = SOURCES[language]
-      p = intents.project { artifacts = intents.artifacts_for(language, s.path, { max_inputs = 6, shrink_limit = 6 }),
-                            source_path = s.path, source = s.base }
+      p = intents.language_project(language, { max_inputs = 6, shrink_limit = 6 })
       local good, r = certify(p, p.commit({ [s.path] = s.good }, p.target))
       assert.equal(0, r.code, r.stderr .. r.stdout)
-      assert.equal("observed_conformance", good.outcome)
+      assert.equal("all_inputs_conform", good.outcome)
       assert.equal("finite_paired", good.methods[1].method)
+      assert.equal("exhaustive", good.methods[2].method)
+      assert.equal("checked 100 of 100 accepted inputs (exhaustive)", good.coverage.statement)
       assert.is_false(good.source_proof)
       assert.is_false(good.approval_authority)
       assert.equal("ISSUE-42", good.requirement.source)

@@ -1,5 +1,6 @@
 -- End to end: the built vkit binary as a user runs it.
 local t = require "tests.support.run"
+local vkit = require "vkit"
 
 describe("vkit (the binary)", function()
   local dir, cleanup
@@ -70,7 +71,13 @@ describe("vkit (the binary)", function()
     it("prints the versions of everything embedded", function()
       local r = t.vkit { "version" }
       assert.equal(0, r.code)
-      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nOpenSSL 3[^\n]*\nlibgit2 1%.%d+%.%d+\n$", r.stdout)
+      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nOpenSSL 3[^\n]*\nlibgit2 1%.%d+%.%d+\n"
+        .. "tree%-sitter 0%.%d+%.%d+ %(npm tree%-sitter, language ABI %d+, oldest compatible %d+%)\n"
+        .. "tree%-sitter%-rust 0%.%d+%.%d+ %(npm tree%-sitter%-rust, ABI %d+%)\n$", r.stdout)
+      local as_json = vkit.json.decode(t.vkit({ "version", "--json" }).stdout)
+      assert.equal(vkit.ts.identity().runtime.version, as_json["tree-sitter"].version)
+      assert.equal(vkit.ts.identity().grammar.version, as_json["tree-sitter-rust"].version)
+      assert.equal(vkit.version, as_json.vkit.version)
     end)
 
     it("answers an unknown subcommand with one line and exit 2", function()
@@ -107,7 +114,7 @@ describe("vkit (the binary)", function()
     it("prints expression values without prompt noise", function()
       local r = t.vkit({ "repl" }, '1 + 1\n"s"\nvkit.json.decode("[1,2.5]")\n')
       assert.equal(0, r.code)
-      assert.equal('2\n"s"\n{ 1, 2.5 }\n', r.stdout)
+      assert.equal('2\n"s"\n[ 1, 2.5 ]\n', r.stdout)
     end)
 
     it("keeps state between lines and reads multi-line chunks", function()

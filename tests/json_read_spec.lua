@@ -176,3 +176,68 @@ describe("vkit.json.read", function()
     end)
   end)
 end)
+
+-- Issue 14 item 2: a read that must hold a pin hashes the bytes it parses.
+describe("pinned reads (sha256 = hex)", function()
+  local dir, cleanup
+  before_each(function() dir, cleanup = t.tempdir() end)
+  after_each(function() cleanup() end)
+
+  it("json.read decodes bytes that hash to the pin and refuses others unparsed", function()
+    local p = dir .. "/doc.json"
+    t.write(p, '{"a":1}')
+    local pin = vkit.hash.sha256 '{"a":1}'
+    assert.equal(1, json.read(p, 100, { sha256 = pin }).a)
+    t.write(p, '{"a":2}')
+    local v, message, code, actual = json.read(p, 100, { sha256 = pin })
+    assert.is_nil(v)
+    assert.equal("sha256-mismatch", code)
+    assert.equal(vkit.hash.sha256 '{"a":2}', actual)
+    assert.matches(pin, message)
+    -- a document that does not decode but holds its pin fails as decode does
+    t.write(p, "{")
+    assert.equal("invalid-json", select(3, json.read(p, 100, { sha256 = vkit.hash.sha256 "{" })))
+    -- and one that holds another pin is not parsed at all
+    assert.equal("sha256-mismatch", select(3, json.read(p, 100, { sha256 = pin })))
+    assert.has_error(function() json.read(p, 100, { sha256 = "ABC" }) end)
+    assert.has_error(function() json.read(p, 100, { sha256 = pin:upper() }) end)
+  end)
+
+  it("json.lines checks every byte read against the pin at the end", function()
+    local p = dir .. "/rows.jsonl"
+    local text = '{"a":1}\n{"a":2}\n'
+    t.write(p, text)
+    local rows, last = 0, nil
+    for _, v, _, code in json.lines(p, { sha256 = vkit.hash.sha256(text) }) do
+      if v then rows = rows + 1 else last = code end
+    end
+    assert.equal(2, rows)
+    assert.is_nil(last)
+    local seen = {}
+    for n, v, _, code, actual in json.lines(p, { sha256 = vkit.hash.sha256 "other" }) do
+      seen[#seen + 1] = v and "row" or (code .. " " .. n .. " " .. actual)
+    end
+    assert.same({ "row", "row", "sha256-mismatch 3 " .. vkit.hash.sha256(text) }, seen)
+  end)
+
+  it("json.lines with breaks = true stops at a break Python's splitlines honours", function()
+    for _, brk in ipairs { "\r\n", "\r", "\194\133", "\226\128\168", "\226\128\169" } do
+      local p = dir .. "/rows.jsonl"
+      t.write(p, '{"a":1}\n{"a":"x' .. brk .. 'y"}\n')
+      local codes = {}
+      for _, v, _, code in json.lines(p, { breaks = true }) do
+        codes[#codes + 1] = v and "row" or code
+        if not v then break end
+      end
+      assert.same({ "row", "python-line-break" }, codes)
+    end
+  end)
+
+  it("json.lines refuses a link with nofollow and a FIFO without waiting", function()
+    t.write(dir .. "/rows.jsonl", "1\n")
+    assert(fs.symlink("rows.jsonl", dir .. "/link.jsonl"))
+    assert.equal("not-a-regular-file", select(3, json.lines(dir .. "/link.jsonl", { nofollow = true })))
+    assert(fs.mkfifo(dir .. "/fifo"))
+    assert.equal("not-a-regular-file", select(3, json.lines(dir .. "/fifo")))
+  end)
+end)

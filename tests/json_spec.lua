@@ -89,6 +89,67 @@ describe("vkit.json.decode", function()
     assert.is_nil(json.decode(("["):rep(10) .. ("]"):rep(10), { max_depth = 5 }))
   end)
 
+  -- Issue 14 item 5: the recursive parser overflowed the C stack at ~40,000
+  -- levels (~22,000 under ASan) while max_depth allowed 100,000.  Every
+  -- max_depth the API accepts must be safe on every path, whatever the
+  -- input's depth, so each is tried on 10,000,000 levels in a process of
+  -- its own (a crash must fail the spec, not end the runner).
+  it("is safe at every allowed max_depth on 10M-deep input, through decode, read and lines", function()
+    local dir, cleanup = t.tempdir()
+    local script = dir .. "/deep.lua"
+    t.write(script, [[
+local json = require "vkit.json"
+local depth, dir = tonumber((...)), select(2, ...)
+local deep = ("["):rep(10000000)
+local objects = ('{"a":'):rep(2000000)
+local f = assert(io.open(dir .. "/deep.json", "wb")) f:write(deep) f:close()
+f = assert(io.open(dir .. "/deep.jsonl", "wb")) f:write("[1]\n", objects, "\n") f:close()
+local out = {}
+out[#out + 1] = select(3, json.decode(deep, { max_depth = depth }))
+out[#out + 1] = select(3, json.decode(objects, { max_depth = depth }))
+out[#out + 1] = select(3, json.read(dir .. "/deep.json", 1 << 30, { max_depth = depth }))
+for n, v, _, code in json.lines(dir .. "/deep.jsonl", { max_depth = depth }) do
+  if n == 2 then out[#out + 1] = code end
+end
+-- the deepest nesting allowed, well formed, decodes
+local ok = json.decode(("["):rep(depth) .. ("]"):rep(depth), { max_depth = depth })
+local okobj = json.decode(('{"a":'):rep(depth) .. "1" .. ("}"):rep(depth), { max_depth = depth })
+out[#out + 1] = tostring(json.kind(ok)) .. "," .. tostring(json.kind(okobj))
+print(table.concat(out, " "))
+]])
+    local tried = 0
+    for _, depth in ipairs { 256, 4096, 4097, 40000, 100000 } do
+      if pcall(json.decode, "[]", { max_depth = depth }) then
+        tried = tried + 1
+        local r = t.vkit { "script", script, tostring(depth), dir }
+        assert.equal(0, r.code, ("max_depth %d: %s"):format(depth, r.stderr:sub(1, 400)))
+        assert.equal("too-deep too-deep too-deep too-deep array,object\n", r.stdout)
+      end
+    end
+    cleanup()
+    assert.equal(2, tried) -- 256 and 4096, the largest allowed
+    assert.has_error(function() json.decode("[]", { max_depth = 4097 }) end)
+    assert.has_error(function() json.read("/dev/null", 1, { max_depth = 0 }) end)
+  end)
+
+  it("refuses nesting deeper than the C stack allows rather than overflowing it", function()
+    -- a small stack (ulimit -s 256 KiB): 4096 levels no longer fit, and the
+    -- parser says so instead of dying of SIGSEGV
+    local dir, cleanup = t.tempdir()
+    t.write(dir .. "/deep.lua", [[
+local json = require "vkit.json"
+local v, message, code = json.decode(('{"a":'):rep(4096) .. "1" .. ("}"):rep(4096), { max_depth = 4096 })
+print(code, message)
+]])
+    local out = dir .. "/out"
+    local _, _, code = os.execute(("sh -c %s > %s 2>&1"):format(
+      t.quote(("ulimit -s 256 && exec %s script %s"):format(t.quote(vkit.exe), t.quote(dir .. "/deep.lua"))), t.quote(out)))
+    local text = t.slurp(out)
+    cleanup()
+    assert.equal(0, code, text:sub(1, 400))
+    assert.matches("^too%-deep\t.*nesting deeper than the C stack allows", text)
+  end)
+
   it("reports a byte offset that points at the problem", function()
     local _, offset = fails_with("invalid-json", '{"a": [1, 2, x]}')
     assert.equal(13, offset)

@@ -284,6 +284,20 @@ describe("run_kani_relational", function()
       assert.same({ "infrastructure_failure", "missing_export" }, { r.outcome, r.reason })
     end)
 
+    it("imports an export of at most 2 MiB, and refuses one byte more before reading it", function()
+      local limit = vkit.policies.limits.kani.max_result_bytes
+      local function export_of(bytes)
+        return run_with(("head -c %d /dev/zero | tr '\\0' ' ' > ../records/kani-export.json; "
+          .. "echo 'VERIFICATION:- SUCCESSFUL'; exit 0"):format(bytes))
+      end
+      local r = export_of(limit + 1)
+      assert.same({ "infrastructure_failure", "export_too_large" }, { r.outcome, r.reason })
+      assert.equal(limit + 1, vkit.fs.lstat(outdir .. "/records/kani-export.json").size)
+      r = export_of(limit)
+      assert.equal("infrastructure_failure", r.outcome)
+      assert.equal("malformed_export", r.reason)   -- read and decoded: 2 MiB of blanks is no export
+    end)
+
     it("is an infrastructure failure when the run changes the pinned toolchain", function()
       local r = run_with 'echo patched >> "$KANI_HOME/kani-0.68.0/bin/cbmc"; exit 0'
       assert.same({ "infrastructure_failure", "toolchain_changed" }, { r.outcome, r.reason })

@@ -12,7 +12,7 @@ local intents = require "tests.support.intents"
 local project = dofile(vkit.root .. "/examples/external/project.lua")
 local stores = require "tests.support.stores"
 
-local TOOLS = { "change_certify", "run_get", "run_wait", "verify", "vac_verify" }
+local TOOLS = { "change_certify", "run_get", "run_wait", "run_list", "run_report", "verify", "vac_verify" }
 
 local installed = false
 local function install_client()
@@ -120,7 +120,7 @@ describe("vkit mcp with the official MCP SDK client (" .. backend.name .. " stor
       assert.is_string(tool.title)
     end
     table.sort(names)
-    assert.same({ "change_certify", "run_get", "run_wait", "vac_verify", "verify" }, names)
+    assert.same({ "change_certify", "run_get", "run_list", "run_report", "run_wait", "vac_verify", "verify" }, names)
 
     -- change_certify queues and answers at once; run_wait follows it to the end.
     assert.is_true(s.certify.ok, json.encode(s.certify))
@@ -137,7 +137,8 @@ describe("vkit mcp with the official MCP SDK client (" .. backend.name .. " stor
     local final = s.wait.value.structured
     assert.is_table(final, json.encode(s.wait))
     assert.equal("done", final.status)
-    assert.equal("observed_conformance", final.outcome)
+    assert.equal("all_inputs_conform", final.outcome)
+    assert.equal("checked 100 of 100 accepted inputs (exhaustive)", final.coverage.statement)
     assert.is_false(s.wait.value.isError)
     assert.equal("ISSUE-42", final.requirement.source)
     assert.equal(p.digest, final.intent_digest)
@@ -145,6 +146,9 @@ describe("vkit mcp with the official MCP SDK client (" .. backend.name .. " stor
     assert.equal(candidate, final.candidate)
     assert.equal("finite_paired", final.methods[1].method)
     assert.equal("observed_conformance", final.methods[1].result)
+    assert.equal("checked 4 of 100 accepted inputs (finite_paired)", final.methods[1].coverage.statement)
+    assert.equal("exhaustive", final.methods[2].method)
+    assert.equal("all_inputs_conform", final.methods[2].result)
     assert.matches("^%x+$", final.methods[1].report_sha256)
     assert.equal(64, #final.methods[1].report_sha256)
     assert.is_nil(final.plan)
@@ -166,6 +170,26 @@ describe("vkit mcp with the official MCP SDK client (" .. backend.name .. " stor
     assert.same(final, s.get.value.structured)
     assert.is_false(s.get.value.isError)
     assert.same(final, s.wait_zero.value.structured)
+
+    -- run_list lists the run as run_get reports it; run_report renders its report.
+    assert.is_false(s.list.value.isError, json.encode(s.list))
+    assert.equal(1, s.list.value.structured.total)
+    assert.same(final, s.list.value.structured.runs[1])
+    local md = s.report_md.value.structured
+    assert.equal("md", md.format)
+    assert.matches("# vkit change certification `" .. final.run_id, md.report, 1, true)
+    assert.matches('<testsuites name="vkit"', s.report_junit.value.structured.report, 1, true)
+    local model = json.decode(s.report_json.value.structured.report)
+    assert.equal(final.run_id, model.run_id)
+    assert.equal(s.report_json.value.structured.passing, model.passing)
+
+    -- An argument that is not a full commit id, or a request that is not a
+    -- change request, is a tool error naming it, and nothing is queued.
+    assert.is_true(s.target_not_commit.value.isError)
+    assert.matches("arguments.trusted_target_oid: must match", s.target_not_commit.value.text[1], 1, true)
+    assert.is_true(s.request_invalid.value.isError)
+    assert.matches("request: ", s.request_invalid.value.text[1], 1, true)
+    assert.equal(1, s.list_after_refusals.value.structured.total, "the refused calls queued nothing")
 
     -- A blocked run is a tool result with isError and the summary, never a protocol error.
     local blocked = s.blocked.value

@@ -208,9 +208,16 @@ describe("mcp session (" .. backend.name .. " store)", function()
                                                          kani_toolchain = json.array() })
     assert.is_true(result.isError)
     assert.matches("kani_toolchain: expected object", result.content[1].text)
-    result = call(s, sent, 2, "change_certify", { request = json.object(), trusted_target_oid = "" })
+    for i, oid in ipairs { "", "HEAD", ("a"):rep(39), ("A"):rep(40) } do
+      result = call(s, sent, 1 + i, "change_certify", { request = json.object(), trusted_target_oid = oid })
+      assert.is_true(result.isError)
+      assert.matches("trusted_target_oid: must match", result.content[1].text, 1, true)
+    end
+    result = call(s, sent, 9, "change_certify", { request = json.object { schema_version = 1 },
+                                                  trusted_target_oid = ("a"):rep(40) })
     assert.is_true(result.isError)
-    assert.matches("trusted_target_oid: must be at least 1", result.content[1].text)
+    assert.matches("request: ", result.content[1].text, 1, true)
+    assert.is_nil(vkit.fs.lstat(dir .. "/.vkit/runs") and vkit.fs.list(dir .. "/.vkit/runs")[1], "nothing was queued")
   end)
 
   it("publishes the schemas it enforces, with every empty object marked", function()

@@ -50,10 +50,7 @@ end)
 describe("certification methods for Rust", function()
   local p
   after_each(function()
-    if p then
-      t.kill_workers(p.dir)
-      p.cleanup()
-    end
+    intents.finish(p)
     p = nil
   end)
 
@@ -78,8 +75,9 @@ describe("certification methods for Rust", function()
   it("rust_exhaustive checks every accepted input and finds a planted divergence sampling can miss", function()
     p = rust_project()
     local good = certify(p.commit({ ["src/score.rs"] = GOOD }, p.target), "rust_exhaustive")
-    assert.equal("observed_conformance", good.outcome)
+    assert.equal("all_inputs_conform", good.outcome)
     assert.equal("all_inputs_conform", good.methods[1].result)
+    assert.equal("checked 100 of 100 accepted inputs (rust_exhaustive)", good.methods[1].coverage.statement)
     local r = report(good, "rust_exhaustive/rust-exhaustive-report.v1.json")
     assert.is_true(r.exhaustive_native)
     assert.equal(100, r.inputs_checked)
@@ -89,25 +87,24 @@ describe("certification methods for Rust", function()
     assert.equal("observed_violation", bad.outcome)
     r = report(bad, "rust_exhaustive/rust-exhaustive-report.v1.json")
     assert.equal(77, r.violation.input)
+    assert.equal(78, r.inputs_checked) -- inputs 0..77, in order, up to the first broken assertion
     assert.equal(101, r.violation.candidate_output)
     assert.is_false(r.exhaustive_native)
   end)
 
   it("rust_kani without a usable toolchain is unknown (unsupported_platform), never verified", function()
     p = rust_project()
-    local pin = json.encode {
-      schema = "vkit.kani-toolchain.v1", platform = "x86_64-unknown-linux-gnu", kani_version = "0.68.0",
-      rust_toolchain = "nightly-2025-01-01", home = "/nonexistent", launcher = "/nonexistent/.cargo/bin/kani",
-      rustup = { home = "/nonexistent/.rustup", binary = "/nonexistent/.cargo/bin/rustup" },
-      trees = { kani = { root = "/nonexistent/.kani/kani-0.68.0", entries = json.array() },
-                rust = { root = "/nonexistent/.rustup/toolchains/nightly-2025-01-01-x86_64-unknown-linux-gnu", entries = json.array() },
-                cargo_bin = { root = "/nonexistent/.cargo/bin", entries = json.array() } },
-      host_libraries = json.array(),
-    }
+    -- A closed-format pin of a toolchain that is no longer installed.
+    local install_dir, remove_install = t.tempdir()
+    local pin = json.encode(assert(require("vkit.relational.toolchain").capture(
+      require("tests.kani_support").install(install_dir))))
+    remove_install()
     local out = certify(p.commit({ ["src/score.rs"] = GOOD }, p.target), "rust_kani", pin)
     assert.equal("rust_kani", out.methods[1].method)
-    assert.is_true(out.methods[1].result == "unknown" or out.methods[1].result == "infrastructure_failure")
-    assert.is_not.equal("observed_conformance", out.outcome)
+    assert.equal("unknown", out.methods[1].result)
+    assert.equal("unsupported_platform", out.methods[1].reason)
+    assert.is_not.equal("all_inputs_conform", out.outcome)
+    assert.is_not.equal("verified", out.outcome)
     local r = report(out, "rust_kani/kani-method.v1.json")
     assert.is_false(r.source_proof)
     assert.is_false(r.native_compiler_correspondence)

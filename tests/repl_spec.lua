@@ -29,6 +29,20 @@ describe("repl completion", function()
   it("returns nothing for a path through a non-table", function()
     assert.same({}, repl.complete("value.x", env))
   end)
+
+  it("completes after an index: [integer] and [\"string\"]", function()
+    local r = { attempts = { { record = 1, result = 2 } }, ["a key"] = { chosen = true } }
+    assert.same({ "r.attempts[1].record", "r.attempts[1].result" }, repl.complete("r.attempts[1].re", { r = r }))
+    assert.same({ 'r["a key"].chosen' }, repl.complete('r["a key"].ch', { r = r }))
+    assert.same({ "r['a key'].chosen" }, repl.complete("r['a key'].ch", { r = r }))
+    assert.same({}, repl.complete("r.attempts[x].re", { r = r }), "not a plain index")
+  end)
+
+  it("never offers metamethods", function()
+    local obj = setmetatable({ __private = 1, name = 2 }, { __index = { __gc = true, __close = true, hexdigest = true } })
+    assert.same({}, repl.complete("o:__", { o = obj }))
+    assert.same({ "o.hexdigest", "o.name" }, repl.complete("o.", { o = obj }))
+  end)
 end)
 
 describe("repl compile", function()
@@ -68,24 +82,80 @@ describe("pretty", function()
     assert.equal('{ null, "a\\nb" }', pretty.format { vkit.json.null, "a\nb" })
   end)
 
+  it("tells a JSON array from a JSON object and from a Lua table", function()
+    local json = vkit.json
+    assert.equal("[]", pretty.format(json.array()))
+    assert.equal("{}", pretty.format(json.object()))
+    assert.equal("[ 1, 2 ]", pretty.format(json.decode "[1, 2]"))
+    assert.equal('{ a = [] }', pretty.format(json.decode '{"a": []}'))
+    assert.equal("{ 1, 2 }", pretty.format { 1, 2 })
+  end)
+
+  it("prints a view through __pretty", function()
+    assert.equal("a view", pretty.format(setmetatable({ 1 }, { __pretty = function() return "a view" end })))
+  end)
+
   it("elides beyond max_items", function()
     assert.equal("{ 1, 2, ... (3 more) }", pretty.format({ 1, 2, 3, 4, 5 }, { max_items = 2 }))
   end)
 end)
 
 describe("the interactive REPL, through a real pseudo-terminal", function()
+  local json = vkit.json
+  local t = require "tests.support.run"
+
+  -- Runs the pty driver with `steps` ({send=}, {expect= a Python regex},
+  -- {kill=}); returns the transcript and the history file.
+  local function session(steps, home, extra)
+    local argv = { "/usr/bin/python3.11", vkit.root .. "/tests/support/pty_repl.py", vkit.exe, home, json.encode(steps) }
+    for _, a in ipairs(extra or {}) do argv[#argv + 1] = a end
+    local r = vkit.proc.run { exe = "/usr/bin/python3.11", argv = argv, deadline_ms = 600000, env = { PATH = "/usr/bin:/bin" },
+                              output_cap = 1 << 22 }
+    assert.equal(0, r.code, r.stderr)
+    assert.is_nil(r.stdout:find("\nTIMEOUT ", 1, true), r.stdout)
+    return r.stdout, vkit.fs.read(home .. "/.vkit_history", 1 << 16)
+  end
+
+  local PROMPT = { expect = "> $" }
+
   it("completes with Tab, cancels a line with Ctrl-C, exits on Ctrl-D and keeps its history", function()
-    local t = require "tests.support.run"
     local home, cleanup = t.tempdir()
-    local out = io.popen(("/usr/bin/python3 %s/tests/support/pty_repl.py %s %s"):format(
-      t.quote(vkit.root), t.quote(vkit.exe), t.quote(home))):read "a"
-    local history = vkit.fs.read(home .. "/.vkit_history", 1 << 16)
+    local out, history = session({
+      PROMPT,
+      { send = "vkit.ha\t" }, { expect = [[vkit\.hash]] },                 -- Tab completes to vkit.hash
+      { send = ".sha256('abc')\r" }, { expect = "ba7816bf[0-9a-f]+" }, PROMPT,
+      { send = "this line is abandoned" }, { expect = "abandoned" },
+      { send = "\3" }, PROMPT,                                            -- Ctrl-C cancels the line
+      { send = "1 + 41\r" }, { expect = "\n42\r?\n" }, PROMPT,
+      { send = "\4" },                                                    -- Ctrl-D exits
+    }, home)
     cleanup()
-    assert.matches("> vkit%.hash%.sha256%('abc'%)", out)                 -- the Tab completion reached the line
-    assert.matches('"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"', out)
-    assert.matches("\n42\r?\n", out)                                       -- the line after Ctrl-C ran alone
+    assert.matches("> vkit%.hash%.sha256%('abc'%)", out)
     assert.is_nil(out:find("abandoned42", 1, true))
     assert.matches("EXIT 0", out)
-    assert.equal("vkit.hash.sha256('abc')\n1 + 41\n", history)            -- the cancelled line is not history
+    assert.equal("vkit.hash.sha256('abc')\n1 + 41\n", history)          -- the cancelled line is not history
+  end)
+
+  it("appends each line to the history as it is entered: a killed session keeps it", function()
+    local home, cleanup = t.tempdir()
+    local out, history = session({
+      PROMPT, { send = "x = 1\r" }, PROMPT, { send = "x + 1\r" }, { expect = "\n2\r?\n" }, PROMPT,
+      { kill = 9 },
+    }, home)
+    cleanup()
+    assert.matches("SIGNAL 9", out)
+    assert.equal("x = 1\nx + 1\n", history)
+  end)
+
+  it("completes after an index and prints an error object that is a table", function()
+    local home, cleanup = t.tempdir()
+    local out = session({
+      PROMPT, { send = "r = { attempts = { { record = 7 } } }\r" }, PROMPT,
+      { send = "r.attempts[1].rec\t" }, { expect = "record" }, { send = "\r" }, { expect = "\n7\r?\n" }, PROMPT,
+      { send = "error({ reason = 'named', n = 3 })\r" }, { expect = [[error object: \{ n = 3, reason = "named" \}]] },
+      PROMPT, { send = "\4" },
+    }, home)
+    cleanup()
+    assert.matches("EXIT 0", out)
   end)
 end)

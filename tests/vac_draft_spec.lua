@@ -60,6 +60,26 @@ describe_git("vkit vac draft", function()
     assert.equal("{}", t.slurp(root .. "/vac/vac.json"))
   end)
 
+  -- the check and the write are one step: a manifest that appears between
+  -- them (another drafter, an editor saving) is not replaced
+  it("never overwrites a manifest that appears after the existence check", function()
+    local root = issuer_repo "https://github.com/example/toy.git"
+    local manifest = root .. "/vac/vac.json"
+    local walk = fs.walk
+    fs.walk = function(p, ...)
+      local entries, err = walk(p, ...)
+      if p == root .. "/vac" then t.write(manifest, "{\"authored\": true}\n") end -- written in the gap
+      return entries, err
+    end
+    local ok, err = pcall(require("vkit.vac.draft").run, root .. "/vac")
+    fs.walk = walk
+    assert(ok, err)
+    assert.equal("{\"authored\": true}\n", t.slurp(manifest))
+    local drafted, why = require("vkit.vac.draft").run(root .. "/vac")
+    assert.is_nil(drafted)
+    assert.matches("never overwrites", why)
+  end)
+
   it("warns about a dirty working tree without refusing, and needs no remote", function()
     local root = issuer_repo(nil)
     t.write(root .. "/vac/extra.json", "[1]\n")

@@ -16,16 +16,7 @@ local function reasons(path)
   return result.failures:names(), result
 end
 
-local function copy_tree(src, dst)
-  assert(fs.mkdirs(dst))
-  for _, e in ipairs(assert(fs.walk(src))) do
-    if e.kind == "dir" then
-      assert(fs.mkdirs(dst .. "/" .. e.path))
-    else
-      assert(fs.copy_file(src .. "/" .. e.path, dst .. "/" .. e.path))
-    end
-  end
-end
+local copy_tree = require("tests.vac_support").copy_tree
 
 local function tree_digest(root)
   local records = {}

@@ -28,7 +28,8 @@ describe_git("vkit vac registry", function()
   -- An issuer whose committed tree holds certifications/good (valid),
   -- certifications/cooked (a tampered bundle) and certifications/empty (no
   -- manifest); HEAD is on the remote-tracking branch origin/main.
-  local function issuer()
+  local function issuer(opts)
+    opts = opts or {}
     local root = dir .. "/toy-issuer"
     local repo = git.init(root)
     local entries = {}
@@ -38,7 +39,7 @@ describe_git("vkit vac registry", function()
     entries[#entries + 1] = { path = "README.md", bytes = "toy issuer\n" }
     local head = repo:commit_tree { tree = repo:write_tree(entries), parents = {}, message = "bundles", ref = "HEAD" }
     repo:set_remote("origin", "https://github.com/example/toy-issuer.git")
-    repo:set_ref("refs/remotes/origin/main", head)
+    if not opts.no_remote_refs then repo:set_ref("refs/remotes/origin/main", head) end
     repo:close()
     t.write(dir .. "/vac-registry.json", json.encode(json.object { issuers = json.array {
       json.object { repo = "https://github.com/example/toy-issuer", checkout = "toy-issuer", bundles = "certifications/*" },
@@ -95,7 +96,19 @@ describe_git("vkit vac registry", function()
     repo:close()
     local r = generate(dir .. "/registry.json")
     assert.equal(1, r.code)
-    assert.matches("is on no remote branch", r.stderr)
+    assert.matches("is on no remote branch %(no remote%-tracking branch contains it%)", r.stderr)
+    assert.is_nil(fs.lstat(dir .. "/registry.json"))
+  end)
+
+  -- Issue 16 item 6: with no remote-tracking refs at all, nothing shows
+  -- the commit is on any server (the rule used to hold only when some
+  -- remote-tracking ref existed).
+  it("refuses a checkout with no remote-tracking refs at all", function()
+    issuer { no_remote_refs = true }
+    local r = generate(dir .. "/registry.json")
+    assert.equal(1, r.code, r.stdout)
+    assert.matches("is on no remote branch %(the checkout has no remote%-tracking branch at all", r.stderr)
+    assert.is_nil(fs.lstat(dir .. "/registry.json"))
   end)
 
   describe("--check-fetched", function()

@@ -171,3 +171,21 @@ describe("vkit.archive (hostile tar streams)", function()
     end
   end)
 end)
+
+describe("vkit.vac.value.key (Python's equality classes as table keys)", function()
+  local value = require "vkit.vac.value"
+  it("joins what Python's == joins and nothing else", function()
+    assert.equal(value.key(1), value.key(1.0))
+    assert.equal(value.key(1), value.key(true))
+    assert.equal(value.key(0), value.key(-0.0))
+    assert.equal(value.key(0.1), value.key(0.1))
+    assert.not_equal(value.key(0.1), value.key(0.1 + 2 ^ -56))
+    assert.not_equal(value.key(0.3), value.key(0.1 + 0.2))
+    assert.not_equal(value.key("1"), value.key(1))
+    assert.equal(value.key(nil), value.key(vkit.json.null))
+    -- a float whose bits spell digits never meets the integer they spell
+    local spelled = string.unpack("<d", "12345678")
+    assert.not_equal(value.key(12345678), value.key(spelled))
+    assert.not_equal(value.key(1e300), value.key(1e300 * (1 + 2 ^ -52)))
+  end)
+end)

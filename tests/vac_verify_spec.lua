@@ -8,13 +8,7 @@ local fs, json = vkit.fs, vkit.json
 local FIXTURES = vkit.root .. "/fixtures/vac"
 local CORPUS = vkit.root .. "/fixtures/conformance/vac"
 
-local function copy_tree(src, dst)
-  assert(fs.mkdirs(dst))
-  for _, e in ipairs(assert(fs.walk(src))) do
-    if e.kind == "dir" then assert(fs.mkdirs(dst .. "/" .. e.path))
-    else assert(fs.copy_file(src .. "/" .. e.path, dst .. "/" .. e.path)) end
-  end
-end
+local copy_tree = require("tests.vac_support").copy_tree
 
 local function manifest(dir) return json.decode(assert(fs.read(dir .. "/vac.json", 1 << 22))) end
 local function write_manifest(dir, m) assert(fs.write_atomic(dir .. "/vac.json", json.encode(m, { indent = 2 }))) end
@@ -96,6 +90,42 @@ describe("vkit vac verify", function()
     assert.equal(2, #result.failures)
     assert.equal("claim.scope is an unauthored TODO", result.failures[1].detail)
     assert.equal("subject.version.model is an unauthored TODO", result.failures[2].detail)
+  end)
+
+  -- Issue 14 item 10: the reference's rule (vac/verify.py _todo_failures)
+  -- is str.startswith("TODO(") on every string value at any depth; a key,
+  -- or a "TODO(" later in a string, is not a marker.
+  it("takes as a draft marker exactly a string value at any depth that begins with TODO(", function()
+    copy_tree(FIXTURES .. "/valid/v01", dir .. "/b")
+    local m = manifest(dir .. "/b")
+    m.claim.limitations[#m.claim.limitations + 1] = "see TODO(claim.scope) in the issuer's notes"
+    m.subject.version.notes = " TODO(x): leading space"
+    m.subject.version["TODO(key)"] = "a key is not a value"
+    write_manifest(dir .. "/b", m)
+    local result = vkit.vac.verify(dir .. "/b")
+    assert.same({}, result.failures:names())
+    m.subject.version.deep = json.array { json.array { json.array { "TODO(deep): authored" } } }
+    write_manifest(dir .. "/b", m)
+    result = vkit.vac.verify(dir .. "/b")
+    assert.same({ "draft-incomplete" }, result.failures:names())
+    assert.equal(1, #result.failures)
+    assert.equal("subject.version.deep[0][0][0] is an unauthored TODO", result.failures[1].detail)
+  end)
+
+  -- Issue 14 item 10: Python's tarfile (the reference opens with "r:*")
+  -- refuses a file or a decompressed stream of no bytes at all
+  -- (unsafe-archive), and opens a tar holding only its end blocks, whose
+  -- verdict is then missing-manifest.
+  it("refuses an empty archive as unsafe-archive, and an archive of end blocks only as missing-manifest", function()
+    t.write(dir .. "/zero.tar", "")
+    t.write(dir .. "/zero.tgz", "\31\139\8\0\0\0\0\0\0\3\3\0\0\0\0\0\0\0\0\0")
+    t.write(dir .. "/blocks.tar", ("\0"):rep(10240))
+    for _, name in ipairs { "zero.tar", "zero.tgz" } do
+      local result = vkit.vac.verify(dir .. "/" .. name)
+      assert.same({ "unsafe-archive" }, result.failures:names(), name)
+      assert.matches("archive is empty", result.failures[1].detail)
+    end
+    assert.same({ "missing-manifest" }, vkit.vac.verify(dir .. "/blocks.tar").failures:names())
   end)
 
   describe("stricter than the reference (docs/vac.md)", function()

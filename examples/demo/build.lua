@@ -1,7 +1,9 @@
 --- Builds the demo repository for examples/certify.lua: one accepted
 -- intent per language (Rust, Python, TypeScript) over the same contract,
--- a base commit, and two candidates per language, one conforming and one
--- with a planted violation (rounding instead of flooring).
+-- a base commit, and three candidates per language: one conforming, one
+-- with a planted violation (rounding instead of flooring) that sampling
+-- finds, and one wrong at a single input (1337) that the spread sample
+-- never runs and only the exhaustive method finds.
 --
 --   local demo = dofile(vkit.root .. "/examples/demo/build.lua").build(dir)
 --   demo.path, demo.target, demo.requests[language][variant] (request file)
@@ -14,7 +16,7 @@ local M = {}
 
 local HERE = vkit.root .. "/examples/demo"
 M.LANGUAGES = { "rust", "python", "typescript" }
-M.VARIANTS = { "conforming", "violating" }
+M.VARIANTS = { "conforming", "violating", "one_input" }
 local EXT = { rust = "rs", python = "py", typescript = "ts" }
 
 -- level(points) = min(points / 100, 10) on 0..2047 (integer division).
@@ -38,7 +40,7 @@ function M.build(dir)
   local shared = {
     codec = { path = "verification/codec.json", bytes = '{"schema_version":1,"input":"u32-le","output":"decimal-u32-line"}\n' },
     observation_policy = { path = "verification/observation.json", bytes = json.encode({ schema_version = 1,
-      repetitions = 2, selection = "spread", max_inputs = 12, shrink_limit = 8, process_deadline_ms = 10000 }, { indent = 2 }) .. "\n" },
+      repetitions = 2, selection = "spread", max_inputs = 8, shrink_limit = 4, process_deadline_ms = 10000 }, { indent = 2 }) .. "\n" },
     environment_model = { path = "verification/environment.json", bytes = json.encode(env, { indent = 2 }) .. "\n" },
   }
   local files, digests, revisions = {}, {}, {}

@@ -1,16 +1,83 @@
 --- `vkit SUBCOMMAND ...`: dispatch, help and exit codes.
 --
 -- Each subcommand is one module in lua/vkit/commands/<name>.lua returning
--- { summary = "one line", usage = "vkit name ...", run = function(argv) -> status }.
--- Exit codes: 0 success, 1 refused or failed, 2 usage, 3 infrastructure.
+-- { summary = "one line", usage = "the help text", run = function(argv) -> status,
+--   help = { [action] = "the action's help text" } (optional) }.
+-- `--help` or `-h` anywhere before `--` prints the help of the deepest
+-- command named (`vkit run show --help`), on stdout, exit 0; a module that
+-- sets own_help answers it itself.
+--
+-- Exit codes, the same for every subcommand (M.EXIT):
+--   0 the command's claim holds (PASS, every accepted input conforming, ...)
+--   1 it does not: refused, BLOCKED, a violation, unknown, cancelled
+--   2 usage error (nothing was queued or written)
+--   3 infrastructure: a run failed, the store cannot be read or holds a
+--     corrupt run
+--   4 still pending after --wait
+--   5 only sampled inputs were checked, and they conform (change certify:
+--     never the same status as every accepted input conforming)
+--   6 no such run
+--   7 the project is not a Git repository (or not a directory)
 local fs = require "vkit.fs"
 local boot = require "vkit.boot"
 
 local M = {}
 
+M.EXIT = { ok = 0, refused = 1, usage = 2, infrastructure = 3, pending = 4, sampled = 5, no_such_run = 6,
+           not_a_repository = 7 }
+
+M.EXIT_TEXT = [[exit codes (the same for every vkit command):
+  0  the claim holds              1  it does not (refused, BLOCKED, violation, unknown, cancelled)
+  2  usage error                  3  infrastructure (a run failed; the store is unreadable or corrupt)
+  4  still pending after --wait   5  only sampled inputs checked, and they conform
+  6  no such run                  7  the project is not a Git repository]]
+
+--- A usage error: one line naming the problem and the help to read.
+--  command may be "run show" (the level whose help explains it).
 function M.usage_error(message, command)
-  io.stderr:write(("vkit: %s\nTry 'vkit %s--help'.\n"):format(message, command and (command .. " ") or ""))
-  return 2
+  io.stderr:write(("vkit: %s\nSee 'vkit %s--help'.\n"):format(message, command and (command .. " ") or ""))
+  return M.EXIT.usage
+end
+
+--- An error that is not a usage error: one line, the given exit code.
+function M.fail(code, fmt, ...)
+  io.stderr:write("vkit: ", fmt:format(...), "\n")
+  return code
+end
+
+--- The job store of a project for a command: nil and the exit code (the
+--  one-line error printed) when the project is not a directory (or, with
+--  opts.git, not a Git repository: 7) or the store cannot be opened (3).
+--  opts.create = false for read-only commands, which never make a .vkit/.
+function M.open_store(project, opts)
+  opts = opts or {}
+  project = project or "."
+  local real = fs.realpath(project)
+  local st = real and fs.lstat(real)
+  if not st or st.kind ~= "dir" then
+    return nil, M.fail(M.EXIT.not_a_repository, "the project %s is not a directory", project)
+  end
+  local git_ok, git = pcall(require, "vkit.git")
+  if opts.git and git_ok then
+    local repo, message = git.open(real)
+    if not repo then
+      return nil, M.fail(M.EXIT.not_a_repository, "the project %s is not a Git repository (%s)", project, message)
+    end
+    repo:close()
+  end
+  local ok, store = pcall(require("vkit.store").open, { store = opts.store, project = real, create = opts.create,
+                                                       lease_seconds = opts.lease_seconds })
+  if not ok then return nil, M.fail(M.EXIT.infrastructure, "cannot open the job store of %s: %s", project, tostring(store)) end
+  return store
+end
+
+-- Whether argv asks for help before any "--".
+local function wants_help(argv)
+  for _, a in ipairs(argv) do
+    if a == "--" then return false end
+    if a == "--help" or a == "-h" then return true end
+  end
+  return false
 end
 
 --- Names of all subcommands, sorted.
@@ -37,7 +104,9 @@ function M.help()
     lines[#lines + 1] = ("  %-10s %s"):format(name, M.load_command(name).summary)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "'vkit SUBCOMMAND --help' describes one subcommand."
+  lines[#lines + 1] = "'vkit SUBCOMMAND --help' (and 'vkit SUBCOMMAND ACTION --help') describes one command."
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = M.EXIT_TEXT
   return table.concat(lines, "\n") .. "\n"
 end
 
@@ -55,8 +124,9 @@ function M.main(argv)
   local command = M.load_command(name)
   if not command then return M.usage_error(("unknown subcommand %q"):format(name)) end
   local rest = table.move(argv, 2, #argv, 1, {})
-  if command.usage and (rest[1] == "--help" or rest[1] == "-h") and not command.own_help then
-    io.stdout:write(command.usage, "\n")
+  if command.usage and wants_help(rest) and not command.own_help then
+    local action = command.help and rest[1] and command.help[rest[1]]
+    io.stdout:write(action or command.usage, "\n")
     return 0
   end
   return command.run(rest) or 0

@@ -4,8 +4,12 @@
 -- Tables print as Lua constructors with sorted keys, on one line when they
 -- fit in `width`, else one entry per line.  A table that contains itself
 -- (directly or through its children) prints <cycle> where it recurs.
--- JSON null prints as `null`; JSON arrays and objects print like tables.
-local json_null = require("vkit.json").null
+-- JSON null prints as `null`; a JSON array (vkit.json.array_mt) prints in
+-- brackets, `[ 1, 2 ]`, so `[]` and `{}` are told apart; JSON objects and
+-- Lua tables print in braces.  A table whose metatable has __pretty prints
+-- as what __pretty(t) returns (a view such as the REPL's runs() table).
+local json = require "vkit.json"
+local json_null = json.null
 
 local M = {}
 
@@ -40,6 +44,10 @@ end
 
 local function format_table(t, opts, level, ancestors)
   if ancestors[t] then return "<cycle: " .. tostring(t) .. ">" end
+  local mt = getmetatable(t)
+  if type(mt) == "table" and type(mt.__pretty) == "function" then return mt.__pretty(t) end
+  local open, close = "{", "}"
+  if mt == json.array_mt then open, close = "[", "]" end
   ancestors[t] = true
   local n = rawlen(t)
   local parts, keys = {}, {}
@@ -58,11 +66,11 @@ local function format_table(t, opts, level, ancestors)
   end
   if total > #parts then parts[#parts + 1] = ("... (%d more)"):format(total - #parts) end
   ancestors[t] = nil
-  if #parts == 0 then return "{}" end
-  local one_line = "{ " .. table.concat(parts, ", ") .. " }"
+  if #parts == 0 then return open .. close end
+  local one_line = open .. " " .. table.concat(parts, ", ") .. " " .. close
   if #one_line + #opts.indent * level <= opts.width and not one_line:find "\n" then return one_line end
   local pad = opts.indent:rep(level + 1)
-  return "{\n" .. pad .. table.concat(parts, ",\n" .. pad) .. "\n" .. opts.indent:rep(level) .. "}"
+  return open .. "\n" .. pad .. table.concat(parts, ",\n" .. pad) .. "\n" .. opts.indent:rep(level) .. close
 end
 
 function M._format(v, opts, level, ancestors)

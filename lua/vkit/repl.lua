@@ -1,7 +1,8 @@
 --- The interactive loop behind `vkit repl`.
 --
 -- Interactive (a terminal on stdin): readline editing, persistent history
--- in $HOME/.vkit_history, Tab completion of globals and table fields, "> "
+-- in $HOME/.vkit_history (appended as each chunk is entered), Tab
+-- completion of globals and table fields (also after [n] and ["key"]), "> "
 -- and ">> " prompts, Ctrl-C cancels the line (or interrupts a running
 -- chunk), Ctrl-D exits.  Piped: no prompts and no history, so the REPL can
 -- be driven by a test; the exit status is 1 if any chunk failed.
@@ -25,15 +26,50 @@ function M.compile(src, env)
   return nil, err, "syntax"
 end
 
---- Words that complete `word` ("vkit.ha" -> "vkit.hash"), from globals
---  and the fields of tables reached through dots or colons.
+-- One key of a path at position i of s: a name, an [integer] or a
+-- ["string"] / ['string'], and the position after it; nil when none.
+local function key_at(s, i)
+  local name, after = s:match("^([%a_][%w_]*)()", i)
+  if name then return name, after end
+  local num, after_num = s:match("^%[%s*(%d+)%s*%]()", i)
+  if num then return tonumber(num), after_num end
+  local _, str, after_str = s:match([[^%[%s*(["'])(.-)%1%s*%]()]], i)
+  if str then return str, after_str end
+end
+
+-- The keys `prefix` walks ("r.attempts[1]" -> {"r", "attempts", 1}), or nil
+-- when it is not a plain chain of them joined by ".", ":" or nothing
+-- (before a "[").
+local function path_of(prefix)
+  local keys, i = {}, 1
+  while i <= #prefix do
+    local key, after = key_at(prefix, i)
+    if key == nil then return nil end
+    keys[#keys + 1] = key
+    i = after
+    local sep = prefix:sub(i, i)
+    if sep == "." or sep == ":" then
+      i = i + 1
+    elseif sep ~= "[" and i <= #prefix then
+      return nil
+    end
+  end
+  return keys
+end
+
+--- Words that complete `word` ("vkit.ha" -> "vkit.hash",
+--  "r.attempts[1].rec" -> "r.attempts[1].record"), from globals and the
+--  fields of tables reached through names, [integers] and ["strings"].
+--  Metamethods (names beginning "__") are never offered.
 function M.complete(word, env)
   env = env or _G
   local prefix, last = word:match "^(.*[%.:])([%w_]*)$"
   local scope = env
   if prefix then
-    for part in prefix:sub(1, -2):gmatch "[^%.:]+" do
-      local ok, v = pcall(function() return scope[part] end)
+    local keys = path_of(prefix:sub(1, -2))
+    if not keys then return {} end
+    for _, key in ipairs(keys) do
+      local ok, v = pcall(function() return scope[key] end)
       if not ok or type(v) ~= "table" then return {} end
       scope = v
     end
@@ -43,7 +79,8 @@ function M.complete(word, env)
   local seen, out = {}, {}
   local function add_keys(t)
     for k in next, t do
-      if type(k) == "string" and k:match "^[%a_][%w_]*$" and k:sub(1, #last) == last and not seen[k] then
+      if type(k) == "string" and k:match "^[%a_][%w_]*$" and k:sub(1, 2) ~= "__" and k:sub(1, #last) == last
+        and not seen[k] then
         seen[k] = true
         out[#out + 1] = prefix .. k
       end
@@ -71,12 +108,19 @@ local function print_results(ok, ...)
   return true
 end
 
---- Evaluates one complete chunk; prints results or the error.
+--- Evaluates one complete chunk; prints results or the error (a
+--  traceback for a string error, the value itself for an error object that
+--  is a table).
 function M.eval(fn)
   local results = table.pack(term.pcall_interruptible(fn))
   if not results[1] then
+    local err = results[2]
+    if type(err) ~= "string" then
+      io.stderr:write("error object: ", pretty.format(err), "\n")
+      return false
+    end
     -- The frames below the user's chunk are the REPL's own: leave them out.
-    local trace = tostring(results[2]):gsub("\n%s*%[C%]: in function 'vkit%.term%.pcall_interruptible'.*$", "")
+    local trace = err:gsub("\n%s*%[C%]: in function 'vkit%.term%.pcall_interruptible'.*$", "")
     io.stderr:write(trace, "\n")
     return false
   end
@@ -90,8 +134,9 @@ local function history_path()
   return home and (home .. "/.vkit_history")
 end
 
---- Runs the loop; `reader(prompt)` returns a line, false (cancelled) or nil.
-function M.loop(reader, env, interactive)
+--- Runs the loop; `reader(prompt)` returns a line, false (cancelled) or nil;
+--  `remember(line)` keeps a finished chunk in the history (interactive).
+function M.loop(reader, env, remember)
   local failures = 0
   local buffer = nil
   while true do
@@ -106,7 +151,7 @@ function M.loop(reader, env, interactive)
         buffer = src
       else
         buffer = nil
-        if interactive and src:match "%S" then term.add_history((src:gsub("\n", " "))) end
+        if remember and src:match "%S" then remember((src:gsub("\n", " "))) end
         if not fn then
           io.stderr:write(err, "\n")
           failures = failures + 1
@@ -127,7 +172,7 @@ function M.run(env)
   env = env or _G
   local interactive = term.isatty(0)
   if not interactive then
-    local failures = M.loop(function() return io.read "l" end, env, false)
+    local failures = M.loop(function() return io.read "l" end, env, nil)
     return failures == 0 and 0 or 1
   end
   io.stdout:write(("vkit %s on %s. Ctrl-D exits, Ctrl-C cancels the line.\n"):format(
@@ -135,7 +180,9 @@ function M.run(env)
   local history = history_path()
   if history then term.read_history(history) end
   term.set_completer(function(word) return M.complete(word, env) end)
-  M.loop(term.readline, env, true)
+  -- Each chunk is appended to the history file as it is entered: a session
+  -- that is killed keeps what it was given.
+  M.loop(term.readline, env, function(line) term.add_history(line, history) end)
   io.stdout:write("\n")
   if history then term.write_history(history, HISTORY_LINES) end
   return 0

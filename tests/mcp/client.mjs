@@ -142,6 +142,14 @@ if (config.scenario === "certify") {
     return { seen, progress: progressCount };
   });
   await step("get", () => call("run_get", { run_id: id }));
+  await step("list", () => call("run_list", {}));
+  await step("report_md", () => call("run_report", { run_id: id }));
+  await step("report_junit", () => call("run_report", { run_id: id, format: "junit" }));
+  await step("report_json", () => call("run_report", { run_id: id, format: "json" }));
+  await step("target_not_commit", () => call("change_certify", { request, trusted_target_oid: "main" }));
+  await step("request_invalid", () => call("change_certify", { request: { schema_version: 1 },
+                                                                trusted_target_oid: trusted_target }));
+  await step("list_after_refusals", () => call("run_list", {}));
   await step("wait_zero", () => call("run_wait", { run_id: id, wait: 0 }));
   await step("blocked", () => call("change_certify", { request, trusted_target_oid: trusted_target,
                                                          method: "rust_kani", wait: 30 }, withProgress));

@@ -87,14 +87,80 @@ function M.project(opts)
   return ctx
 end
 
---- Runs `vkit change certify` on a candidate of project p; returns the
---  decoded --json summary and the process result.
-function M.certify(p, candidate, extra)
-  t.write(p.dir .. "/request.json", p.request(candidate))
-  local argv = { "change", "certify", "--project", p.dir .. "/project", "--request", p.dir .. "/request.json",
-                 "--trusted-target", p.target, "--wait", "60", "--json" }
+-- score() in each language: the base, a conforming refactor, a candidate
+-- that breaks inputs 30..49, and one wrong at input 77 only (a spread
+-- selection of 6 inputs over 0..99 runs 0, 19, 39, 59, 79, 99).
+M.SOURCES = {
+  python = { path = "src/score.py",
+             base = "def score(x):\n    return min(2 * x, 100)\n",
+             good = "def score(x):\n    return min(x + x, 100)\n",
+             bad = "def score(x):\n    return 100 if x >= 30 else 2 * x\n",
+             one_input = "def score(x):\n    if x == 77:\n        return 99\n    return min(x + x, 100)\n" },
+  rust = { path = "src/score.rs",
+           base = "pub fn score(x: u32) -> u32 {\n    if x >= 50 {\n        return 100;\n    }\n    x * 2\n}\n",
+           good = "pub fn score(x: u32) -> u32 {\n    let doubled: u32 = x * 2;\n    if doubled > 100 { 100 } else { doubled }\n}\n",
+           bad = "pub fn score(x: u32) -> u32 {\n    if x >= 30 {\n        return 100;\n    }\n    x * 2\n}\n",
+           one_input = "pub fn score(x: u32) -> u32 {\n    if x == 77 {\n        return 99;\n    }\n    if x >= 50 { 100 } else { x * 2 }\n}\n" },
+  typescript = { path = "src/score.ts",
+                 base = "export function score(x: number): number {\n  return Math.min(2 * x, 100);\n}\n",
+                 good = "export function score(x: number): number {\n  const d = x + x;\n  return d > 100 ? 100 : d;\n}\n",
+                 bad = "export function score(x: number): number {\n  return x >= 30 ? 100 : 2 * x;\n}\n",
+                 one_input = "export function score(x: number): number {\n  return x === 77 ? 99 : Math.min(2 * x, 100);\n}\n" },
+}
+
+--- A project whose binding is score() in `language`, at its base source.
+function M.language_project(language, observation)
+  local s = M.SOURCES[language]
+  return M.project { artifacts = M.artifacts_for(language, s.path, observation), source_path = s.path, source = s.base }
+end
+
+--- Ends a spec's project: stops its job-store workers, removes it.
+function M.finish(p)
+  if not p then return end
+  t.kill_workers(p.dir)
+  p.cleanup()
+end
+
+-- Runs `vkit change certify` (text, or --json with as_json) on the request
+-- file.  When the run is still pending after the command's 60 s wait (a
+-- loaded machine), waits for it with `vkit run wait` and renders the
+-- command's answer from the finished run with the functions the command
+-- itself calls, so no spec depends on the machine's speed.
+-- Returns r = {code, stdout, stderr}.
+function M.certify_cli(p, request_path, extra, as_json)
+  local project = p.dir .. "/project"
+  local argv = { "change", "certify", "--project", project, "--request", request_path, "--trusted-target", p.target,
+                 "--wait", "60" }
+  if as_json then argv[#argv + 1] = "--json" end
   for _, a in ipairs(extra or {}) do argv[#argv + 1] = a end
   local r = t.vkit(argv)
+  if r.code ~= 4 then return r end
+  local id = as_json and json.decode(r.stdout).run_id or r.stdout:match "^run (%S+):"
+  local store = require("vkit.store").open(project)
+  local change_cli = require "vkit.change.cli"
+  local run = assert(store:get(id))
+  for _ = 1, 20 do
+    if require("vkit.store").TERMINAL[run.state.status] then break end
+    t.vkit { "run", "wait", "--run", id, "--project", project, "--wait", "60" }
+    run = assert(store:get(id))
+  end
+  local shadow = change_cli.shadow(store, run)
+  if as_json then
+    r.stdout = json.encode(shadow, { indent = 2 }) .. "\n"
+  else
+    local lines = {}
+    change_cli.print_human(shadow, function(line) lines[#lines + 1] = line end)
+    r.stdout = table.concat(lines, "\n") .. "\n"
+  end
+  r.code = change_cli.exit_code(run)
+  return r
+end
+
+--- Runs `vkit change certify --json` on a candidate of project p; returns
+--  the decoded summary and the process result.
+function M.certify(p, candidate, extra)
+  t.write(p.dir .. "/request.json", p.request(candidate))
+  local r = M.certify_cli(p, p.dir .. "/request.json", extra, true)
   return json.decode(r.stdout), r
 end
 

@@ -1,48 +1,85 @@
-"""Drives `vkit repl` through a real pseudo-terminal, as a person would:
-argv: VKIT HOME.  Types a Tab completion, cancels a line with Ctrl-C,
-evaluates an expression and leaves with Ctrl-D; prints what the terminal
-showed (the spec asserts on it)."""
+"""Drives `vkit repl` through a real pseudo-terminal, as a person would,
+waiting for what the terminal shows rather than for time to pass.
+
+argv: VKIT HOME STEPS-JSON [REPL-ARGS...].  STEPS is a list of
+  {"send": text}                  type text (\\t Tab, \\u0003 Ctrl-C, \\u0004 Ctrl-D)
+  {"expect": regex, "timeout": s} wait until the transcript since the last
+                                  expect matches (default 120 s: a bound
+                                  that only a hang reaches)
+  {"kill": signal}                send the REPL a signal
+Prints the transcript, then "EXIT <status>" (or "TIMEOUT <regex>" when an
+expect was never met, and the REPL is killed)."""
+import json
 import os
 import pty
+import re
 import select
+import signal
 import sys
 import time
 
-vkit, home = sys.argv[1], sys.argv[2]
+vkit, home, steps = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 pid, fd = pty.fork()
 if pid == 0:
-    os.execve(vkit, [vkit, "repl"], {"HOME": home, "TERM": "dumb", "PATH": "/usr/bin:/bin"})
+    os.execve(vkit, [vkit, "repl"] + sys.argv[4:], {"HOME": home, "TERM": "dumb", "PATH": "/usr/bin:/bin"})
 
 seen = b""
+mark = 0
 
 
-def read_for(seconds):
+def pump(timeout):
+    """Reads what arrives within timeout: "data", "timeout" or "eof"."""
     global seen
-    end = time.time() + seconds
-    while time.time() < end:
-        r, _, _ = select.select([fd], [], [], 0.05)
-        if r:
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                return
-            if not data:
-                return
-            seen += data
+    r, _, _ = select.select([fd], [], [], timeout)
+    if not r:
+        return "timeout"
+    try:
+        data = os.read(fd, 4096)
+    except OSError:
+        return "eof"
+    if not data:
+        return "eof"
+    seen += data
+    return "data"
 
 
-def send(data, wait=0.5):
-    os.write(fd, data)
-    read_for(wait)
+def expect(pattern, timeout):
+    global mark
+    end = time.monotonic() + timeout
+    rx = re.compile(pattern.encode(), re.S)
+    while True:
+        m = rx.search(seen, mark)
+        if m:
+            mark = m.end()
+            return True
+        left = end - time.monotonic()
+        if left <= 0 or pump(min(left, 0.5)) == "eof":
+            m = rx.search(seen, mark)
+            if m:
+                mark = m.end()
+                return True
+            return False
 
 
-read_for(1.0)
-send(b"vkit.ha\t")                 # Tab completes to vkit.hash
-send(b".sha256('abc')\r", 1.0)     # and the completed line runs
-send(b"this line is abandoned")
-send(b"\x03", 0.8)                 # Ctrl-C cancels the line
-send(b"1 + 41\r", 1.0)
-send(b"\x04", 1.0)                 # Ctrl-D exits
+for step in steps:
+    if "send" in step:
+        os.write(fd, step["send"].encode())
+    elif "expect" in step:
+        if not expect(step["expect"], step.get("timeout", 120)):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            sys.stdout.write(seen.decode("utf-8", "replace"))
+            sys.stdout.write("\nTIMEOUT %s\n" % step["expect"])
+            sys.exit(0)
+    elif "kill" in step:
+        os.kill(pid, step["kill"])
+
+end = time.monotonic() + 120
+while time.monotonic() < end and pump(0.5) != "eof":
+    pass
 _, status = os.waitpid(pid, 0)
 sys.stdout.write(seen.decode("utf-8", "replace"))
-sys.stdout.write("\nEXIT %d\n" % os.waitstatus_to_exitcode(status))
+if os.WIFSIGNALED(status):
+    sys.stdout.write("\nSIGNAL %d\n" % os.WTERMSIG(status))
+else:
+    sys.stdout.write("\nEXIT %d\n" % os.waitstatus_to_exitcode(status))

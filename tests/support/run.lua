@@ -52,6 +52,20 @@ function M.vkit(argv, stdin, opts)
   return result
 end
 
+--- Runs `vkit ARGS...` with stdout on a real terminal (a pty from
+--  script(1)); env is a prefix such as "NO_COLOR=1 ".  Returns what the
+--  terminal showed.
+function M.on_pty(env, argv)
+  local dir = assert(vkit.fs.mkdtemp "/tmp/vkit-test-")
+  local parts = {}
+  for _, a in ipairs(argv) do parts[#parts + 1] = quote(a) end
+  local cmd = ("%s%s %s"):format(env or "", quote(vkit.exe), table.concat(parts, " "))
+  os.execute(("script -q -e -c %s /dev/null > %s 2>&1 < /dev/null"):format(quote(cmd), quote(dir .. "/pty.out")))
+  local out = slurp(dir .. "/pty.out")
+  vkit.fs.remove_tree(dir)
+  return out
+end
+
 --- A fresh temporary directory, removed by the returned function.
 function M.tempdir()
   local dir = assert(vkit.fs.mkdtemp "/tmp/vkit-test-")

@@ -3,8 +3,9 @@
 -- accepted standing intent and the target's difference policy.
 --
 -- Before any observation is used, the retained bytes listed by the paired
--- report are re-hashed and the live execution identity (the declared tools,
--- hashed now) is compared with the one the report recorded.  Only
+-- report are re-hashed and the live execution identity (the declared tools
+-- and their runtime dependencies, hashed now) is compared with the one the
+-- report recorded.  Only
 -- successful, validated process outputs count as returned values;
 -- failed-process stdout stays in the retained evidence.
 --
@@ -36,6 +37,12 @@ function M.validate_report(report, dir)
     for name, tool in pairs(identity.tools) do
       if hash.file(tool.path) ~= tool.sha256 then
         return nil, ("the live %s (%s) no longer matches the identity the observations ran under"):format(name, tool.path)
+      end
+    end
+    for _, dep in ipairs(identity.dependencies or {}) do
+      if hash.file(dep.path) ~= dep.sha256 then
+        return nil, ("the live runtime dependency %s no longer matches the identity the observations ran under"):format(
+          dep.path)
       end
     end
   end
@@ -75,6 +82,7 @@ function M.assess_report(bound, report, dir)
     requirement = bound.intent.requirement,
     difference_guards = #bound.difference_policy.guards,
     shrinking = report.shrinking or json.null,
+    cuts = report.cuts or json.array(),
     source_proof = false,
     approval_authority = false,
   }
@@ -82,8 +90,9 @@ function M.assess_report(bound, report, dir)
   return analysis
 end
 
---- The whole analysis for a bound request: paired execution then assessment.
---  opts as for vkit.change.paired.run.
+--- The whole analysis for a bound request that preflight returned:
+--  paired execution then assessment (internal: scripts call
+--  vkit.change.run_change_analysis).  opts as for vkit.change.paired.run.
 function M.run(bound, opts)
   local report = paired.run(bound, opts)
   return M.assess_report(bound, report, opts.dir), report

@@ -37,18 +37,20 @@ local function describe_side(side)
 end
 
 --- Judges one input.  side = {state = "value"|"failed"|"unstable"|"missing", value}.
---  Returns {verdict = "conforms"|"violation"|"undecided", rule, message}.
+--  Returns {verdict = "conforms"|"violation"|"undecided", rule, message};
+--  a violation also names `allowed`, the outputs (ranges) the broken rule
+--  allowed for this input.
 function M.judge(intent_contract, guards, input, base, candidate)
   local legal = contract.legal(intent_contract, input)
   local guard_names, allowed = guards_for(guards, input)
   if candidate.state == "value" then
     local c = candidate.value
     if not ranges.contains(legal, c) then
-      return { verdict = "violation", rule = "standing-requirement",
+      return { verdict = "violation", rule = "standing-requirement", allowed = legal,
                message = ("input %d: the candidate returned %d, which the accepted intent does not allow"):format(input, c) }
     end
     if allowed and not ranges.contains(allowed, c) then
-      return { verdict = "violation", rule = "guard",
+      return { verdict = "violation", rule = "guard", allowed = ranges.intersect(legal, allowed),
                message = ("input %d: the candidate returned %d, outside the outputs approved by guard%s %s"):format(
                  input, c, #guard_names > 1 and "s" or "", table.concat(guard_names, ", ")) }
     end
@@ -62,7 +64,7 @@ function M.judge(intent_contract, guards, input, base, candidate)
     end
     if c == base.value then return { verdict = "conforms", rule = "preservation" } end
     if not ranges.contains(legal, base.value) then return { verdict = "conforms", rule = "repair" } end
-    return { verdict = "violation", rule = "unapproved-difference",
+    return { verdict = "violation", rule = "unapproved-difference", allowed = { { base.value, base.value } },
              message = ("input %d: the candidate returned %d where the base returned %d, and no guard approves the difference"):format(
                input, c, base.value) }
   end
@@ -80,7 +82,8 @@ function M.assess(intent_contract, guards, observations, selection)
     judged[j.verdict] = judged[j.verdict] + 1
     if j.verdict ~= "conforms" then
       findings[#findings + 1] = { input = o.input, verdict = j.verdict, rule = j.rule, message = j.message,
-                                  base = describe_side(o.base), candidate = describe_side(o.candidate) }
+                                  base = describe_side(o.base), candidate = describe_side(o.candidate),
+                                  allowed = j.allowed and ranges.to_json(j.allowed) or nil }
     end
   end
   local selected = selection.selected

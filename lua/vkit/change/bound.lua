@@ -6,9 +6,24 @@
 -- difference policy).  Its JSON projection reports scope "request_preflight"
 -- and candidate_behavior_checked false; its digest identifies that preflight
 -- data, not a reusable proof receipt.  Nothing here grants approval.
+--
+-- The methods accept only a BoundChangeRequest as preflight returned it:
+-- new() records a fingerprint of everything they read (the projection,
+-- the normal-form contract and the difference guards), and genuine(b)
+-- refuses a table preflight did not make or one changed since.
 local json = require "vkit.json"
 local request = require "vkit.change.request"
 local intent = require "vkit.change.intent"
+local contract = require "vkit.change.contract"
+local ranges = require "vkit.change.ranges"
+
+-- bound -> fingerprint, for the bounds preflight made (weak keys).  Kept
+-- in the Lua registry so that a second load of this module (a script that
+-- clears package.loaded, a test runner's insulation) still recognises the
+-- bounds the first one made.
+local REGISTRY_KEY = "vkit.change.bound: the bounds preflight made"
+local made = debug.getregistry()[REGISTRY_KEY] or setmetatable({}, { __mode = "k" })
+debug.getregistry()[REGISTRY_KEY] = made
 
 local M = {}
 
@@ -39,12 +54,32 @@ function M.to_json(b)
   }
 end
 
+local function fingerprint(b)
+  local guards = json.array()
+  for i, g in ipairs(b.difference_policy.guards) do
+    guards[i] = { name = g.name, inputs = ranges.to_json(g.inputs), outputs = ranges.to_json(g.outputs) }
+  end
+  return json.digest { bound = M.to_json(b), digest = b.digest, contract = contract.to_json(b.intent.contract),
+                       guards = guards }
+end
+
 function M.new(fields)
   local b = fields
   b.scope = "request_preflight"
   b.candidate_behavior_checked = false
   b.digest = json.digest(M.to_json(b))
+  made[b] = fingerprint(b)
   return b
+end
+
+--- true, or nil and why `b` is not a BoundChangeRequest as preflight
+--  returned it.
+function M.genuine(b)
+  if type(b) ~= "table" or not made[b] then
+    return nil, "not a BoundChangeRequest returned by vkit.change.preflight"
+  end
+  if fingerprint(b) ~= made[b] then return nil, "the BoundChangeRequest was changed after preflight" end
+  return true
 end
 
 return M

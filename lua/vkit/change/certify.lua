@@ -1,46 +1,52 @@
 --- Change certification: preflight, then each selected method, as one
 -- shadow job (seed 001, `vkit change certify`).
 --
--- Methods:
---   finite_paired   paired execution + change analysis (sampled native
---                   observations of accepted inputs)
---   rust_exhaustive every accepted input, base and candidate compiled into
---                   one native harness by rustc (Rust bindings only)
---   rust_kani       the Kani relational proof over the admitted Rust
---                   sources (Rust bindings, native x86-64 Linux, and a
---                   host-supplied Kani toolchain pin)
---   auto            finite_paired first; adds rust_kani only for a Rust
---                   binding on native x86-64 Linux with a host Kani pin
+-- Methods are peers (vkit.change.methods): each writes its own report and
+-- runs on its own budget, and the one pure combiner (vkit.change.combine)
+-- turns their results into the run's outcome.
+--   auto  finite_paired, then exhaustive (every accepted input), and
+--         rust_kani only for a Rust binding on native x86-64 Linux when the
+--         host supplies a closed-format Kani toolchain pin
 -- An explicitly requested method that cannot run yields a blocked shadow
 -- job: there is never a fallback to another method.
 --
--- The summary: requirement citation, intent digest, each method's result
--- and report reference, source_proof:false, approval_authority:false.  No
--- method plan or input vectors.
+-- Budgets: finite_paired and exhaustive each get the seed's runner limits
+-- (128 invocations, 64 KiB per invocation, 300 s from the method's start,
+-- which is after Git preflight); rust_kani gets its own engine deadline
+-- (<= 300 s, for the Kani process alone).  The run's cancellation reaches
+-- every method's processes.
+--
+-- The summary: requirement citation, intent digest, each method's result,
+-- report reference, coverage ("checked N of M accepted inputs (method)"),
+-- cuts and budget, the combined outcome and its coverage,
+-- source_proof:false, approval_authority:false.  No method plan or input
+-- vectors.
 local json = require "vkit.json"
 local hash = require "vkit.hash"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local preflight = require("vkit.change.preflight").preflight
 local artifacts = require "vkit.change.artifacts"
-local limits = require("vkit.policy").limits.paired
+local methods = require "vkit.change.methods"
+local combine = require "vkit.change.combine"
+local limits = require("vkit.policy").limits
 local change_policy = require("vkit.policy").change
 
 local M = {}
 
-M.METHODS = { "auto", "finite_paired", "rust_exhaustive", "rust_kani" }
-
--- Method modules are loaded only when a method runs.
-local RUNNERS = {
-  finite_paired = "vkit.change.method_paired",
-  rust_exhaustive = "vkit.relational.exhaustive",
-  rust_kani = "vkit.relational.kani_method",
-}
+M.METHODS = methods.NAMES
 
 --- Whether this host is the qualified native platform for Kani.
 function M.native_x86_64_linux()
   local u = sys.uname()
   return u and u.sysname == "Linux" and u.machine == "x86_64"
+end
+
+--- true, or nil and why `pin` is not a closed-format Kani toolchain pin.
+function M.closed_format_pin(pin)
+  if pin == nil then return nil, "no Kani toolchain pin was supplied" end
+  if json.kind(pin) ~= "object" then return nil, "the Kani toolchain pin must be a JSON object" end
+  return require("vkit.relational.toolchain").check(pin)
 end
 
 local function binding_language(repo, bound)
@@ -51,34 +57,53 @@ local function binding_language(repo, bound)
 end
 
 --- The methods to run for a request, or nil and the reason the requested
---  method cannot run (a blocked shadow job).
-function M.plan(method, language, has_kani_pin)
+--  method cannot run (a blocked shadow job).  kani_pin: the decoded pin or nil.
+function M.plan(method, language, kani_pin)
   local rust_native = language == "rust" and M.native_x86_64_linux()
+  local pin_ok, pin_problem = M.closed_format_pin(kani_pin)
   if method == "auto" then
-    local plan = { "finite_paired" }
-    if rust_native and has_kani_pin then plan[#plan + 1] = "rust_kani" end
+    local plan = { "finite_paired", "exhaustive" }
+    if rust_native and pin_ok then plan[#plan + 1] = "rust_kani" end
     return plan
   end
   if method == "rust_kani" then
     if language ~= "rust" then return nil, "unsupported_binding", "rust_kani needs a Rust binding" end
     if not M.native_x86_64_linux() then return nil, "unsupported_platform", "rust_kani runs only on native x86-64 Linux" end
-    if not has_kani_pin then return nil, "missing_toolchain_pin", "rust_kani needs a host-supplied --kani-toolchain pin" end
+    if kani_pin == nil then return nil, "missing_toolchain_pin", "rust_kani needs a host-supplied --kani-toolchain pin" end
+    if not pin_ok then return nil, "invalid_pin", "the Kani toolchain pin is not in the closed format: " .. pin_problem end
   elseif method == "rust_exhaustive" and language ~= "rust" then
     return nil, "unsupported_binding", "rust_exhaustive needs a Rust binding"
   end
   return { method }
 end
 
+-- The options one method runs with: its own budget, the run's cancellation.
+local function method_options(method, repo, dir, ctx, payload, sampled)
+  return {
+    repo = repo, dir = dir, ctx = ctx, run_id = ctx.run_id, sampled = sampled,
+    kani_toolchain = payload.kani_toolchain,
+    -- finite_paired and exhaustive: 300 s from this method's start (after Git preflight)
+    deadline_at = sys.monotonic_ms() + limits.paired.deadline_ms,
+    -- rust_kani: the engine process's own deadline
+    kani_deadline_ms = limits.kani.max_deadline_ms,
+    progress = ctx.progress or function() end,
+  }
+end
+
 --- Runs a certification.  payload = {project, request (decoded), trusted_target,
---  method, kani_toolchain (decoded pin or nil)}; ctx = a job-store context.
+--  method, kani_toolchain (decoded pin or nil)}; ctx = a job-store context
+--  {attempt_dir, run_id, cancelled(), run_process(spec), progress}.
 --  Returns the summary table (also written to <attempt>/certification.v1.json).
 function M.run(payload, ctx)
   local dir = ctx.attempt_dir
   local repo = assert(require("vkit.git").open(payload.project))
   local summary = { schema_version = 1, source_proof = false, approval_authority = false,
                     methods = json.array(), method_requested = payload.method }
-  local function finish(outcome)
+  local function finish(outcome, combined)
     summary.outcome = outcome
+    local known = combine.outcome(outcome)
+    summary.outcome_meaning = known and known.meaning or json.null
+    summary.coverage = combined and combined.coverage or json.null
     assert(fs.write_atomic(dir .. "/certification.v1.json", json.encode(summary, { indent = 2 }) .. "\n"))
     return summary
   end
@@ -87,7 +112,6 @@ function M.run(payload, ctx)
     summary.blocked = { stage = "preflight", reason = code, message = message }
     return finish("blocked")
   end
-  local preflight_done = sys.monotonic_ms()
   assert(fs.write_atomic(dir .. "/preflight.json",
     json.encode(require("vkit.change.bound").to_json(bound), { indent = 2 }) .. "\n"))
   summary.requirement = { source = bound.intent.requirement.source, statement = bound.intent.requirement.statement }
@@ -97,34 +121,31 @@ function M.run(payload, ctx)
   summary.target = bound.target.commit
   summary.candidate = bound.candidate.commit
 
-  local plan, reason, why = M.plan(payload.method, binding_language(repo, bound), payload.kani_toolchain ~= nil)
+  local plan, reason, why = M.plan(payload.method, binding_language(repo, bound), payload.kani_toolchain)
   if not plan then
     summary.blocked = { stage = "method", reason = reason, message = why }
     return finish("blocked")
   end
-  local worst = "observed_conformance"
-  local rank = { observed_conformance = 0, verified = 0, all_inputs_conform = 0, samples_within_contract = 0,
-                 unknown = 1, infrastructure_failure = 1, blocked = 2, proof_rejected = 3, observed_violation = 3 }
+  local results, sampled = {}, nil
   for _, method in ipairs(plan) do
+    if ctx.cancelled() then return finish("cancelled") end
     local method_dir = dir .. "/" .. method
     assert(fs.mkdirs(method_dir))
-    local runner = require(RUNNERS[method])
-    local result = runner.run(bound, {
-      repo = repo, dir = method_dir, ctx = ctx, kani_toolchain = payload.kani_toolchain,
-      deadline_at = preflight_done + limits.deadline_ms,
-      progress = ctx.progress or function() end,
-    })
+    local runner = require(methods.LIST[method].module)
+    local result = runner.run(bound, method_options(method, repo, method_dir, ctx, payload, sampled))
+    if result.paired then sampled = result.paired end
     local report_path = method .. "/" .. result.report
-    summary.methods[#summary.methods + 1] = {
+    local entry = {
       method = method, result = result.status, reason = result.reason or json.null,
       report = report_path, report_sha256 = assert(hash.file(dir .. "/" .. report_path)),
+      coverage = result.coverage or json.null, cuts = result.cuts or json.array(), budget = result.budget or json.null,
     }
-    if (rank[result.status] or 1) > (rank[worst] or 0) then worst = result.status end
+    summary.methods[#summary.methods + 1] = entry
+    results[#results + 1] = { method = method, status = result.status, coverage = result.coverage }
     if ctx.cancelled() then return finish("cancelled") end
   end
-  -- Every method conformed (each in its own terms): the shadow outcome says
-  -- observed_conformance; otherwise the worst method result stands.
-  return finish(rank[worst] == 0 and "observed_conformance" or worst)
+  local combined = combine.combine(results)
+  return finish(combined.outcome, combined)
 end
 
 return M

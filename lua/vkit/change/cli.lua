@@ -2,29 +2,41 @@
 -- share this).
 --
 -- The compact shadow summary: requirement citation, intent digest, each
--- method's result and report reference, source_proof:false and
--- approval_authority:false.  No method plan, no input vectors.
+-- method's result, report reference and coverage, the combined outcome and
+-- its coverage, source_proof:false and approval_authority:false.  No method
+-- plan, no input vectors.
 local json = require "vkit.json"
 local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
 local certify = require "vkit.change.certify"
+local methods = require "vkit.change.methods"
+local coverage = require "vkit.change.coverage"
+local combine = require "vkit.change.combine"
 
 local M = {}
 
-M.NOT_ESTABLISHED = "Not established: finite paired results are sampled native observations of accepted inputs; "
-  .. "they do not cover omitted inputs, prove deterministic behaviour, establish native compiler correspondence, "
-  .. "or grant approval. An unsupported, incomplete or blocked method never becomes a passing result."
+--- nil when `method` names a certification method, else why not.
+function M.method_problem(method)
+  if methods.known(method) then return nil end
+  return ("unknown method %q (one of %s)"):format(tostring(method), table.concat(methods.NAMES, ", "))
+end
 
 --- Validates and queues a certification; returns the run id or nil, message.
 function M.submit(store, fields)
   local method = fields.method or "auto"
-  local known = false
-  for _, m in ipairs(certify.METHODS) do if m == method then known = true end end
-  if not known then return nil, ("unknown method %q (one of %s)"):format(method, table.concat(certify.METHODS, ", ")) end
+  local problem = M.method_problem(method)
+  if problem then return nil, problem end
   if json.kind(fields.request) ~= "object" then return nil, "the request must be a JSON object" end
+  -- A document that is not a change request is refused before anything is
+  -- queued; whether a well-formed request binds is preflight's to say.
+  local parsed, why = require("vkit.change.request").parse(fields.request)
+  if not parsed then return nil, why end
   if type(fields.trusted_target) ~= "string" then return nil, "a trusted target commit is required" end
-  if fields.kani_toolchain ~= nil and json.kind(fields.kani_toolchain) ~= "object" then
-    return nil, "the Kani toolchain pin must be a JSON object"
+  -- A pin the host supplies must be a closed-format Kani toolchain pin:
+  -- refused up front, never silently ignored (by auto) or run (by rust_kani).
+  if fields.kani_toolchain ~= nil then
+    local ok, pin_problem = certify.closed_format_pin(fields.kani_toolchain)
+    if not ok then return nil, "the Kani toolchain pin is not a closed-format pin: " .. tostring(pin_problem) end
   end
   local id = store:submit("change-certify", {
     project = store.project, request = fields.request, trusted_target = fields.trusted_target, method = method,
@@ -45,12 +57,15 @@ function M.shadow(store, run)
     out.requirement = s.requirement or json.null
     out.intent_digest = s.intent_digest or json.null
     out.methods = s.methods or json.array()
+    out.coverage = s.coverage or json.null
+    out.outcome_meaning = s.outcome_meaning or json.null
     out.blocked = s.blocked or json.null
     out.target = s.target or json.null
     out.candidate = s.candidate or json.null
   else
     out.methods = json.array()
     out.blocked = json.null
+    out.coverage = json.null
   end
   return out
 end
@@ -73,16 +88,23 @@ function M.wait(store, id, seconds, echo)
   end
 end
 
+--- The exit status of `vkit change certify` (policies/change.lua outcomes):
+--  0 only when every accepted input was checked and conforms.
 function M.exit_code(run)
   local s = run.state
   if s.status == "failed" then return 3 end
   if not store_mod.TERMINAL[s.status] then return 4 end
-  return s.outcome == "observed_conformance" and 0 or 1
+  local known = combine.outcome(s.outcome)
+  return known and known.exit or 1
 end
 
-function M.print_human(shadow)
+--- Prints the human summary; `print` (optional) receives each line.
+function M.print_human(shadow, print)
+  print = print or _G.print
   print(("run %s: %s%s"):format(shadow.run_id, shadow.status,
     shadow.outcome ~= json.null and ("  " .. tostring(shadow.outcome)) or ""))
+  if shadow.outcome_meaning and shadow.outcome_meaning ~= json.null then print("  " .. shadow.outcome_meaning) end
+  if shadow.coverage and shadow.coverage ~= json.null then print("  " .. shadow.coverage.statement) end
   if shadow.requirement and shadow.requirement ~= json.null then
     print(("requirement %s: %s"):format(shadow.requirement.source, shadow.requirement.statement))
     print("intent " .. shadow.intent_digest)
@@ -92,10 +114,16 @@ function M.print_human(shadow)
   end
   for _, m in ipairs(shadow.methods) do
     print(("  %-16s %-24s report %s"):format(m.method, m.result, m.report))
+    if json.kind(m.coverage) == "object" then print("    " .. m.coverage.statement) end
+    for _, cut in ipairs(json.kind(m.cuts) == "array" and m.cuts or {}) do print("    " .. coverage.cut_sentence(cut)) end
   end
   if shadow.error ~= json.null and shadow.error then print("error: " .. shadow.error) end
   print("source_proof: false  approval_authority: false")
-  print(M.NOT_ESTABLISHED)
+  for _, m in ipairs(shadow.methods) do
+    local known = methods.LIST[m.method]
+    if known then print("Not established (" .. m.method .. "): " .. known.not_established) end
+  end
+  print(methods.NEVER_PASSING)
 end
 
 return M

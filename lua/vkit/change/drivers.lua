@@ -16,6 +16,7 @@ local function literal(path)
   assert(path:match "^/[%w%._%-/]+$", "driver paths must be plain absolute paths")
   return json.encode(path)
 end
+M.literal = literal
 
 function M.rust(module_path, fn)
   return ([==[// vkit fixed driver (rust): input first, then the candidate.
@@ -85,6 +86,23 @@ end
 --- The four stdin bytes for an input.
 function M.encode_input(x)
   return string.pack("<I4", x)
+end
+
+--- The stdin bytes for a list of inputs: four little-endian bytes each.
+function M.encode_inputs(inputs)
+  local parts = {}
+  for i, x in ipairs(inputs) do parts[i] = M.encode_input(x) end
+  return table.concat(parts)
+end
+
+--- Whether stdin bytes are exactly the encoding of `inputs`, in order:
+--  checked right before each launch.
+function M.inputs_match(bytes, inputs)
+  if type(bytes) ~= "string" or #bytes ~= 4 * #inputs then return false end
+  for i, x in ipairs(inputs) do
+    if string.unpack("<I4", bytes, 4 * i - 3) ~= x then return false end
+  end
+  return true
 end
 
 return M

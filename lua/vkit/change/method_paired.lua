@@ -1,13 +1,22 @@
 --- The finite_paired certification method: paired execution, then change
 -- analysis of the retained observations (seed 001).
 local analysis = require "vkit.change.analysis"
+local coverage = require "vkit.change.coverage"
+local sys = require "vkit.sys"
 
 local M = {}
 
---- opts as for vkit.change.paired.run; returns {status, reason, report}.
+--- opts as for vkit.change.paired.run; returns {status, reason, report,
+--  coverage, cuts, budget, paired (the paired-execution report)}.
 function M.run(bound, opts)
+  local started = sys.monotonic_ms()
   local result, report = analysis.run(bound, opts)
-  return { status = result.status, reason = report.status, report = analysis.REPORT }
+  local c = result.coverage
+  return { status = result.status, reason = report.status, report = analysis.REPORT,
+           coverage = coverage.record("finite_paired", c.conforming + c.violations, c.domain, "sampled"),
+           cuts = report.cuts, paired = report,
+           budget = { max_invocations = report.limits.max_invocations, invocations = report.invocations,
+                      deadline_ms = report.limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started } }
 end
 
 return M

@@ -61,6 +61,12 @@ function M.build_spec(language, chain, side, env)
   return nil
 end
 
+--- Whether the language's build pins every toolchain dependency (so
+--  vkit.proc hashes them immediately before the build).
+function M.pins_dependencies_at_build(language)
+  return language == "rust" or language == "typescript"
+end
+
 --- The launch of one observation: stdin carries the four input bytes.
 --  side.built = {path, sha256} of the build output where there is one.
 function M.run_spec(language, chain, side, env, input_bytes)

@@ -2,24 +2,44 @@
 local args = require "vkit.args"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
-local store_mod = require "vkit.store"
 local change_cli = require "vkit.change.cli"
 local policy = require("vkit.policy").store
 
+local cli = require "vkit.cli"
+
 local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT
-                           [--method auto|finite_paired|rust_exhaustive|rust_kani]
+                           [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
                            [--kani-toolchain PIN.json] [--store URL] [--wait S] [--json]
 
 Binds the request (base and candidate commits, accepted intent digest,
 finite claim) to the accepted intent at the host's exact --trusted-target,
-then runs the selected methods as one durable shadow job. --wait waits up to
-S seconds (0..60, default 0) and prints the run summary; the job continues.
-`vkit run wait --run ID` and `vkit run show --run ID` follow it.
-Exit: 0 observed conformance, 1 violation, blocked or unknown, 2 usage,
-3 infrastructure failure, 4 still pending.]]
+then runs the selected methods as one durable shadow job and prints the run
+summary with each method's coverage; the job continues in the background.
+`vkit run wait --run ID`, `vkit run show --run ID` and `vkit run report --run
+ID` follow it.
+
+options:
+  --project PATH         the project, a Git repository
+  --store URL            the job store: postgresql://... (libpq syntax, no password
+                         in it) or VKIT_STORE; default the project's file store
+  --request FILE         the finite request, strict JSON
+  --trusted-target OID   the host's exact target commit (40 or 64 hex digits)
+  --method M             auto (default: finite_paired, then exhaustive, and
+                         rust_kani with a closed-format pin on a Rust binding),
+                         finite_paired, exhaustive, rust_exhaustive (vkit's
+                         own) or rust_kani
+  --kani-toolchain FILE  the host's closed-format Kani toolchain pin (JSON)
+  --wait S               seconds to wait, a decimal from 0 to 60 (default 0)
+  --json                 the shadow summary as JSON on stdout
+  --help                 this text
+
+A malformed argument is a usage error before anything is queued; a request
+that does not bind to the accepted intent is a blocked shadow run.
+
+]] .. cli.EXIT_TEXT
 
 local function usage_error(message)
-  return require("vkit.cli").usage_error(message, "change")
+  return cli.usage_error(message, "change certify")
 end
 
 local function read_json_file(path, what)
@@ -33,8 +53,9 @@ end
 return {
   summary = "certify a change against its accepted intent (change certify)",
   usage = USAGE,
+  help = { certify = USAGE },
   run = function(argv)
-    if argv[1] ~= "certify" then return usage_error("change needs the action: certify") end
+    if argv[1] ~= "certify" then return cli.usage_error("change needs the action: certify", "change") end
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
       flags = { json = true },
       options = { project = "string", request = "string", trusted_target = "string", method = "string",
@@ -47,6 +68,15 @@ return {
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
       return usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds))
     end
+    -- The host's exact target: a full commit id, never a name Git would
+    -- resolve (a branch, a tag, an abbreviation).
+    local oid_length = #opts.trusted_target
+    if not opts.trusted_target:match "^[0-9a-f]+$" or (oid_length ~= 40 and oid_length ~= 64) then
+      return usage_error(("--trusted-target must be a full commit id (40 or 64 lowercase hex digits), not %q")
+        :format(opts.trusted_target))
+    end
+    local problem = change_cli.method_problem(opts.method or "auto")
+    if problem then return usage_error(problem) end
     local request, message = read_json_file(opts.request, "request")
     if not request then return usage_error(message) end
     local pin
@@ -54,11 +84,8 @@ return {
       pin, message = read_json_file(opts.kani_toolchain, "Kani toolchain pin")
       if not pin then return usage_error(message) end
     end
-    local ok, store = pcall(store_mod.open, { store = opts.store, project = opts.project })
-    if not ok then
-      io.stderr:write("vkit: cannot open the project: ", tostring(store), "\n")
-      return 3
-    end
+    local store, status = cli.open_store(opts.project, { git = true, store = opts.store })
+    if not store then return status end
     local id
     id, message = change_cli.submit(store, { request = request, trusted_target = opts.trusted_target,
                                              method = opts.method, kani_toolchain = pin })

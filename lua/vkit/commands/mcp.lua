@@ -6,13 +6,21 @@ local USAGE = [[usage: vkit mcp [--project DIR] [--store URL]
 
 Serves the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC 2.0) until stdin ends: tools change_certify, run_get, run_wait,
+run_list, run_report,
 verify and vac_verify over the project's job store (DIR, default the
 current directory).  Only protocol messages go to stdout; logs go to
 stderr.  Register it with an MCP client as the command `vkit` with the
-arguments `mcp --project DIR` (docs/mcp.md).]]
+arguments `mcp --project DIR` (docs/mcp.md).
+
+options:
+  --project DIR   the project whose job store the tools use (default: the
+                  current directory)
+  --help          this text
+
+exit codes: 0 stdin ended, 2 usage (DIR is not a directory)]]
 
 return {
-  summary = "serve the Model Context Protocol on stdio (change_certify, run_get, run_wait, verify, vac_verify)",
+  summary = "serve the Model Context Protocol on stdio (change_certify, run_get, run_wait, run_list, run_report, verify, vac_verify)",
   usage = USAGE,
   run = function(argv)
     local opts, err = args.parse(argv, { options = { project = "string", store = "string" }, max = 0 })

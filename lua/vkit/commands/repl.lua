@@ -4,8 +4,21 @@ local args = require "vkit.args"
 
 local USAGE = [[usage: vkit repl [--project DIR] [--store URL]
 
-With --project, runs(), run(id), pp(value) and store are preloaded for
-walking the project's job store (see vkit.store.explore).]]
+An interactive Lua 5.4 session with vkit loaded: readline editing, history
+in ~/.vkit_history (appended as each line is entered), Tab completion of
+globals and fields, pretty-printed values, multi-line chunks.  Ctrl-C
+cancels the line, or interrupts a running chunk; Ctrl-D exits.  On a pipe:
+no prompts, and the exit status says whether every chunk ran.
+
+options:
+  --project DIR   preload runs(), run(id), pp(value) and store for walking
+                  the project's job store (vkit.store.explore); never
+                  creates a store
+  --store URL     walk that job store instead (postgresql://..., or VKIT_STORE)
+  --help          this text
+
+exit codes: 0, 1 a chunk failed (piped input), 2 usage, 3 the store cannot
+  be opened]]
 
 return {
   summary = "interactive Lua with vkit preloaded; --project adds runs() and run(id)",
@@ -15,11 +28,8 @@ return {
     if not opts then return require("vkit.cli").usage_error(err, "repl") end
     _G.vkit = vkit
     if opts.project or opts.store then
-      local ok, store = pcall(require("vkit.store").open, { store = opts.store, project = opts.project or "." })
-      if not ok then
-        io.stderr:write("vkit: cannot open the job store: ", tostring(store), "\n")
-        return 3
-      end
+      local store, status = require("vkit.cli").open_store(opts.project, { create = false, store = opts.store })
+      if not store then return status end
       for k, v in pairs(require("vkit.store.explore").helpers(store)) do _G[k] = v end
     end
     return require("vkit.repl").run(_G)

@@ -13,7 +13,14 @@ local profile = require "vkit.relational.profile"
 
 local M = {
   summary = "internal: parse and admit one Rust source from stdin (used by admission)",
-  usage = "usage: vkit ts_admit [--function NAME] < SOURCE.rs",
+  usage = [[usage: vkit ts_admit [--function NAME] < SOURCE.rs
+
+Internal: parses one Rust source from standard input with the compiled-in
+tree-sitter grammar, applies the admission profile's limits and rules, and
+writes one JSON object (schema vkit.ts-admit.v1) to standard output.  The
+Rust relational method runs it as a separate process it can bound and kill.
+
+exit codes: 0 (admitted or refused: the JSON says which), 2 usage]],
 }
 
 M.schema = "vkit.ts-admit.v1"

@@ -6,7 +6,7 @@ local json = require "vkit.json"
 
 local M = {}
 
-M.NAMES = { "change_certify", "run_get", "run_wait", "verify", "vac_verify" }
+M.NAMES = { "change_certify", "run_get", "run_wait", "run_list", "run_report", "verify", "vac_verify" }
 
 local loaded = {}
 

@@ -48,7 +48,8 @@ function M.submit_component(store, project, component, insist)
   return ids
 end
 
-local function exit_code(runs)
+--- The exit status of `vkit verify` for these runs (also `vkit run wait`'s).
+function M.exit_code(runs)
   local code = 0
   for _, r in ipairs(runs) do
     local s = r.state
@@ -83,7 +84,7 @@ function M.report(store, ids, opts)
     print(M.ESTABLISHES)
     print(M.DOES_NOT)
   end
-  return exit_code(runs)
+  return M.exit_code(runs)
 end
 
 --- `vkit run replay --run ID`: queues a replay of a finished check run.

@@ -1,4 +1,5 @@
---- The rust_exhaustive certification method (issue 7, beyond the seed).
+--- The rust_exhaustive certification method: vkit's own (issue 7), not
+-- one of seed 001's methods.
 --
 -- Accepted domains are finite (at most 4,096 inputs), so the relational
 -- property the Kani harness states can also be checked for EVERY accepted
@@ -23,6 +24,7 @@ local sys = require "vkit.sys"
 local prepare = require "vkit.relational.prepare"
 local kani = require "vkit.relational.kani"
 local artifacts = require "vkit.change.artifacts"
+local coverage = require "vkit.change.coverage"
 local limits = require("vkit.policy").limits.paired
 local change_policy = require("vkit.policy").change
 
@@ -41,6 +43,16 @@ local function rust_toolchain(repo, bound)
   return chain, artifacts.env(env)
 end
 
+-- How many accepted inputs the harness checked: it walks them in order and
+-- stops at the first broken assertion (which it checked too).
+local function checked_through(domain, input)
+  local n = 0
+  for _, r in ipairs(domain) do
+    if input >= r[2] then n = n + (r[2] - r[1] + 1) elseif input >= r[1] then n = n + (input - r[1] + 1) end
+  end
+  return n
+end
+
 local function pins(chain, files)
   local list = {}
   for _, f in ipairs(files) do list[#list + 1] = f end
@@ -52,10 +64,16 @@ end
 function M.run(bound, opts)
   local record = { schema = "vkit.rust-exhaustive-report.v1", method = "rust_exhaustive", exhaustive_native = false,
                    source_proof = false, approval_authority = false, violation = json.null, inputs_checked = 0 }
+  local domain = bound.intent.contract.domain.inputs
+  local accepted = require("vkit.change.ranges").count(domain)
+  local started = sys.monotonic_ms()
   local function finish(status, reason, message)
     record.status, record.reason, record.message = status, reason, message or json.null
+    record.coverage = coverage.record("rust_exhaustive", record.inputs_checked, accepted, "all_inputs")
     assert(fs.write_atomic(opts.dir .. "/" .. M.REPORT, json.encode(record, { indent = 2 }) .. "\n"))
-    return { status = status, reason = reason, report = M.REPORT }
+    return { status = status, reason = reason, report = M.REPORT, coverage = record.coverage, cuts = json.array(),
+             budget = { invocations = (record.build and 1 or 0) + (record.run and 1 or 0), max_invocations = 2,
+                        deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started } }
   end
   local program, message, code = prepare.from_bound(opts.repo, bound, "native")
   if not program then
@@ -130,6 +148,7 @@ function M.run(bound, opts)
   if run.code == 1 and id then
     record.violation = { assertion = id, input = math.tointeger(tonumber(input)), base_output = math.tointeger(tonumber(base)),
                          candidate_output = math.tointeger(tonumber(candidate)) }
+    record.inputs_checked = checked_through(domain, record.violation.input)
     return finish("observed_violation", id, ("input %s: %s (base %s, candidate %s)"):format(input, id, base, candidate))
   end
   return finish("infrastructure_failure", "protocol", "the harness printed neither 'checked N' nor one violation line")

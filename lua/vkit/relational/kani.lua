@@ -233,7 +233,8 @@ local function retain_file(outdir, rel, artifacts, media_type)
 end
 
 --- Runs Kani on a prepared program.  opts: deadline_ms (<= 300 000),
--- cancel (a vkit.proc cancellation handle), uname (tests).
+-- cancel (a vkit.proc cancellation handle), run_process (a job's launcher,
+-- which stops the engine's tree when the run is cancelled), uname (tests).
 -- Returns the report (also written to OUTDIR/report.json when the output
 -- directory could be created).
 function M.run_kani_relational(program, pin, outdir, opts)
@@ -319,7 +320,9 @@ function M.run_kani_relational(program, pin, outdir, opts)
   if not loaded or type(proc) ~= "table" or type(proc.run) ~= "function" then
     return finish("infrastructure_failure", "launcher_unavailable")
   end
-  local result = proc.run {
+  -- A job's run_process stops the whole tree when the run is cancelled.
+  local run = opts.run_process or proc.run
+  local result = run {
     exe = inv.exe, argv = inv.argv, env = inv.env, cwd = inv.cwd,
     deadline_ms = inv.deadline_ms, output_cap = inv.output_cap, cancel = opts.cancel,
   }

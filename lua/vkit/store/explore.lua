@@ -1,8 +1,12 @@
 --- Helpers that `vkit repl --project DIR` preloads for walking runs.
 --
---   runs([n])   the n most recent runs (default 20), as summaries
---   run(id)     one run: state, job, and per attempt its record, result,
---               checker request, receipt, evidence digests and logs
+--   runs([n])   the n most recent runs (default 20), as summaries; the REPL
+--               prints the list as a compact table like `vkit run list`
+--               (runs()[1] is still the whole summary)
+--   run(id)     one run: state, job, coverage (certifications), and per
+--               attempt its record, result, checker request, receipt,
+--               evidence digests and logs (read through the store, so a
+--               shared store's runs read the same from any machine)
 --   pp(value)   pretty-prints any value
 --   store       the project's job store
 local json = require "vkit.json"
@@ -41,6 +45,23 @@ function M.attempt(store, run, n)
   return a
 end
 
+-- How the REPL prints a runs() list: one row per run, as `vkit run list`.
+local RUNS_VIEW = {
+  __pretty = function(list)
+    if #list == 0 then return "(no runs)" end
+    local rows = {}
+    for i, r in ipairs(list) do
+      if r.status == "corrupt" then
+        rows[i] = ("%2d  %s  CORRUPT  %s: %s"):format(i, r.run_id, r.corrupt.file, r.corrupt.reason)
+      else
+        rows[i] = ("%2d  %s  %-15s %-9s %-22s attempts %d"):format(i, r.run_id, r.kind, r.status,
+          r.outcome ~= json.null and tostring(r.outcome) or "-", r.attempts)
+      end
+    end
+    return table.concat(rows, "\n")
+  end,
+}
+
 function M.helpers(store)
   local h = { store = store }
   function h.runs(n)
@@ -49,14 +70,17 @@ function M.helpers(store)
       if i > (n or 20) then break end
       out[#out + 1] = entry.run and store:summary(entry.run) or store_mod.corrupt_summary(entry.corrupt)
     end
-    return out
+    return setmetatable(out, RUNS_VIEW)
   end
   function h.run(id)
     local r, message = store:get(id)
     if not r then return nil, message end
     local attempts = {}
     for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(store, r, n) end
-    return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale }
+    -- A certification's coverage, one line per method ("checked N of M accepted inputs (method)").
+    local coverage = require("vkit.change.coverage").lines(r.state.summary)
+    return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale,
+             coverage = #coverage > 0 and coverage or nil }
   end
   function h.pp(value) print(pretty.format(value)) end
   return h

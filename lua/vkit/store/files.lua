@@ -37,12 +37,16 @@ local function encode(value)
   return json.encode(value, { indent = 2 }) .. "\n"
 end
 
---- Opens (creating if needed) the file store of a project directory.
-function M.open(project)
+--- Opens the file store of a project directory, creating it unless
+--  opts.create == false (read-only commands never make a .vkit/: such a
+--  store simply has no runs until something is queued).
+function M.open(project, opts)
   local root = assert(fs.realpath(project))
   local dir = root .. "/.vkit"
-  assert(fs.mkdirs(dir .. "/runs"))
-  if not fs.lstat(dir .. "/.gitignore") then assert(fs.write_atomic(dir .. "/.gitignore", "*\n")) end
+  if not (opts and opts.create == false) then
+    assert(fs.mkdirs(dir .. "/runs"))
+    if not fs.lstat(dir .. "/.gitignore") then assert(fs.write_atomic(dir .. "/.gitignore", "*\n")) end
+  end
   return setmetatable({ backend = "files", project = root, dir = dir, runs = dir .. "/runs", finished = {} }, Store)
 end
 

@@ -1,8 +1,11 @@
 --- The durable job store: one interface, two backends.
 --
---   open(project)                       the file store of a project directory
---   open{store = URL?, project = DIR?}  the store a URL names (else VKIT_STORE,
---                                       else the file store of DIR, default ".")
+--   open(project [, {create = false}])  the file store of a project directory
+--   open{store = URL?, project = DIR?, create = false?}
+--                                       the store a URL names (else VKIT_STORE,
+--                                       else the file store of DIR, default ".");
+--                                       create = false: a read-only command
+--                                       never makes a file store's .vkit/
 --   -> store, or raises with a sentence (a bad URL, an unreachable database)
 --
 -- Backends: vkit.store.files (the embedded default: runs under
@@ -65,11 +68,11 @@ function M.write_json(path, value)
 end
 
 --- Opens the store; see above.
-function M.open(target)
-  if type(target) ~= "table" then return require("vkit.store.files").open(target) end
+function M.open(target, opts)
+  if type(target) ~= "table" then return require("vkit.store.files").open(target, opts) end
   local chosen, message = url.choose(target.store, target.project)
   if not chosen then error(message, 0) end
-  if chosen.backend == "files" then return require("vkit.store.files").open(chosen.dir) end
+  if chosen.backend == "files" then return require("vkit.store.files").open(chosen.dir, target) end
   return require("vkit.store.postgresql").open(chosen, target.project or ".",
     { lease_seconds = target.lease_seconds, cache = target.cache })
 end

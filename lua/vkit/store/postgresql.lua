@@ -256,7 +256,15 @@ function Store:get(id)
   if not row then return nil, ("no run %s in %s"):format(id, self.display), "unknown-run" end
   local attempt_rows = self:query("SELECT attempt, status, outcome FROM vkit.attempts WHERE run_id = $1 ORDER BY attempt",
     { id }).rows
-  return run_of(id, row, attempt_rows)
+  local run, message, code, corruption = run_of(id, row, attempt_rows)
+  if not run then return nil, message, code, corruption end
+  -- Views that read an attempt's files (reports) get a verified local copy.
+  local copies = {}
+  function run.local_attempt(n)
+    copies[n] = copies[n] or self:materialize(run, n)
+    return copies[n]
+  end
+  return run
 end
 
 function Store:list()
@@ -470,6 +478,24 @@ function Store:read_artifact(run, n, rel, max_bytes)
     { run.id, n, rel }).rows[1]
   if not row then return nil, ("run %s attempt %d retained no %s"):format(run.id, n, rel), "ENOENT" end
   return self:evidence():read(row.sha256, max_bytes)
+end
+
+--- A fresh local directory holding every file attempt n retained, each
+--  copied from the evidence store and verified against its SHA-256 (a
+--  changed object is left out: the view then shows it missing).
+function Store:materialize(run, n)
+  local ev = self:evidence()
+  local dir = assert(fs.mkdtemp "/tmp/vkit-attempt-")
+  -- Removed when the store is collected (at the latest when vkit exits).
+  self.views = self.views or {}
+  self.views[#self.views + 1] = setmetatable({}, { __gc = function() fs.remove_tree(dir) end })
+  for _, a in ipairs(self:artifacts(run, n)) do
+    local target = dir .. "/" .. a.path
+    local parent = target:match "^(.*)/[^/]+$"
+    assert(fs.mkdirs(parent))
+    ev:copy_out(a.sha256, target)
+  end
+  return dir
 end
 
 --- Materialises attempt n's retained `rel` subtree under scratch (every

@@ -14,10 +14,6 @@ local policy = require("vkit.policy").vac
 
 local M = {}
 
-function M.is_archive_name(p)
-  return p:find "%.tar%.gz$" ~= nil or p:find "%.tgz$" ~= nil or p:find "%.tar$" ~= nil
-end
-
 --- The components of a member name, or nil and why it is unsafe.  An
 --  empty list is the archive's own root ("." or "./").
 function M.member_parts(name)
@@ -36,13 +32,14 @@ end
 
 local function quote(s) return ("%q"):format(s) end
 
--- Unpacks the archive at path into dest; nil on success, else the reason.
+-- Unpacks the archive at path into dest; nil on success, else the reason
+-- (and vkit.archive's code when the archive could not even be opened).
 local function unpack(path, dest)
   local caps = policy.archive
-  local reader, err = archive.open(path, {
+  local reader, err, code = archive.open(path, {
     max_bytes = caps.max_unpacked_bytes, max_entries = caps.max_entries, max_name = caps.max_name_bytes,
   })
-  if not reader then return err end
+  if not reader then return err, code end
   local _ <close> = reader
   local seen = {}
   while true do
@@ -117,7 +114,9 @@ local function bundle_root(dest)
 end
 
 --- Verifies the bundle archive at path: the same result as a directory
---  verification, or a single unsafe-archive failure.
+--  verification, or a single unsafe-archive failure; or nil, message,
+--  "unsupported-compression" for an archive compressed in a way vkit does
+--  not read (nothing was verified, so nothing is refused).
 function M.verify(path, name)
   local verify = require "vkit.vac.verify"
   local dest, err = fs.mkdtemp((os.getenv "TMPDIR" or "/tmp") .. "/vkit-vac-")
@@ -126,8 +125,9 @@ function M.verify(path, name)
     failures:add("unsafe-archive", "cannot create a private directory: " .. tostring(err))
     return { name = name, failures = failures, archive_refused = true }
   end
-  local ok, result = pcall(function()
-    local why = unpack(path, dest)
+  local ok, result, code = pcall(function()
+    local why, code = unpack(path, dest)
+    if code == "unsupported-compression" then return false, why end
     if why then
       local failures = Failures.new()
       failures:add("unsafe-archive", why)
@@ -138,6 +138,7 @@ function M.verify(path, name)
   end)
   fs.remove_tree(dest)
   if not ok then error(result, 0) end
+  if result == false then return nil, code, "unsupported-compression" end
   return result
 end
 

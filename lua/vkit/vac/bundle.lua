@@ -31,11 +31,26 @@ local function reach(root, rel)
   return "ok", path
 end
 
---- Checks presence and hashes; returns the set of trusted paths.
+--- Checks presence: returns pins, listed and slots.  pins maps each listed
+--  artifact that is present (a regular file reached through no link) to
+--  the sha256 its bytes must have; they are hashed as they are read (see
+--  vkit.vac.source), not here, so the bytes hashed are the bytes judged.
+--  slots[path] lists where in failures its sha256-mismatch belongs, once
+--  per entry: {at, order} (after the first `at`, in manifest order), for
+--  M.name_mismatches.  A path listed twice with different
+--  pins is hashed here (the bundle fails as duplicate-artifact anyway), and
+--  pinned to what it holds when one entry agrees.
 function M.verify_artifacts(root, m, failures)
   local entries, listed = manifest.listed(m)
-  local trusted = {}
+  local pins, slots, pinned = {}, {}, {}
   for _, e in ipairs(entries) do
+    if manifest.is_hex64(e.sha256) then
+      pinned[e.path] = pinned[e.path] or {}
+      table.insert(pinned[e.path], e.sha256)
+    end
+  end
+  local hashed = {}
+  for i, e in ipairs(entries) do
     local state, where = reach(root, e.path)
     if state == "link" then
       failures:add("unsafe-bundle", e.path .. ": symlink")
@@ -44,13 +59,28 @@ function M.verify_artifacts(root, m, failures)
     elseif state ~= "ok" then
       failures:add("missing-artifact", e.path)
     elseif manifest.is_hex64(e.sha256) then
-      local actual, err = hash.file(where)
-      if not actual then
-        failures:addf("missing-artifact", "%s: %s", e.path, err)
-      elseif actual ~= e.sha256 then
-        failures:addf("sha256-mismatch", "%s: manifest %s, file %s", e.path, e.sha256, actual)
+      local pins_of = pinned[e.path]
+      local agree = true
+      for _, p in ipairs(pins_of) do agree = agree and p == pins_of[1] end
+      if agree then
+        pins[e.path] = e.sha256
       else
-        trusted[e.path] = true
+        local actual, err = hashed[e.path], nil
+        if actual == nil then
+          actual, err = hash.file(where, { nofollow = true })
+          hashed[e.path] = actual or false
+        end
+        if not actual then
+          failures:addf("missing-artifact", "%s: %s", e.path, err or "unreadable")
+        elseif actual ~= e.sha256 then
+          failures:addf("sha256-mismatch", "%s: manifest %s, file %s", e.path, e.sha256, actual)
+        else
+          pins[e.path] = actual -- hashed: every later read must hold the same bytes
+        end
+      end
+      if pins[e.path] then
+        slots[e.path] = slots[e.path] or {}
+        table.insert(slots[e.path], { at = #failures, order = i })
       end
     end
   end
@@ -58,7 +88,7 @@ function M.verify_artifacts(root, m, failures)
   local walk, err = fs.walk(root)
   if not walk then
     failures:addf("unsafe-bundle", "cannot walk the bundle: %s", err)
-    return trusted, listed
+    return pins, listed, slots
   end
   for _, entry in ipairs(walk) do
     local rel = entry.path
@@ -70,7 +100,33 @@ function M.verify_artifacts(root, m, failures)
       if rel ~= "vac.json" and not listed[rel] then failures:add("unlisted-file", rel) end
     end
   end
-  return trusted, listed
+  return pins, listed, slots
+end
+
+--- Names, at the place verify_artifacts left for it, the failure of every
+--  pinned artifact whose bytes as read did not hold their pin (source is
+--  the vkit.vac.source that read them).
+function M.name_mismatches(pins, slots, source, failures)
+  local late = {}
+  for rel, pin in pairs(pins) do
+    if slots[rel] and source:mismatched(rel) ~= nil then
+      local actual = source:mismatched(rel)
+      local f
+      if actual then
+        f = { name = "sha256-mismatch", detail = ("%s: manifest %s, file %s"):format(rel, pin, actual) }
+      else
+        f = { name = "missing-artifact", detail = ("%s: %s"):format(rel, source.unreadable[rel]) }
+      end
+      for _, slot in ipairs(slots[rel]) do late[#late + 1] = { at = slot.at, order = slot.order, failure = f } end
+    end
+  end
+  -- latest slot first, so an insertion never moves a slot still to fill;
+  -- within a slot, in manifest order (entries were listed in that order)
+  table.sort(late, function(a, b)
+    if a.at ~= b.at then return a.at > b.at end
+    return a.order > b.order
+  end)
+  for _, x in ipairs(late) do table.insert(failures, x.at + 1, x.failure) end
 end
 
 return M

@@ -140,35 +140,29 @@ function M.run(dir)
     end
     if e.kind == "file" then
       if not manifest.safe_relpath(e.path) then return nil, e.path .. ": not a path a manifest can list" end
-      local sha = assert(hash.file(dir .. "/" .. e.path))
+      local sha, herr = hash.file(dir .. "/" .. e.path, { nofollow = true })
+      if not sha then return nil, ("%s: %s"):format(e.path, herr) end
       files[#files + 1] = { path = e.path, sha256 = sha }
     end
   end
   if #files == 0 then return nil, dir .. ": no artifact files to draft over" end
   local facts, warnings = git_facts(dir)
   local m = M.build(files, facts)
-  local ok, werr = fs.write_atomic(dir .. "/vac.json", json.encode(m, { indent = 2 }) .. "\n", 420)
-  if not ok then return nil, werr end
-  return true, warnings, m
-end
-
---- The CLI: `vkit vac draft <dir>`.
-function M.command(argv)
-  local args, cli = require "vkit.args", require "vkit.cli"
-  local opts, err = args.parse(argv, { min = 1, max = 1, names = "<dir>" })
-  if not opts then return cli.usage_error(err, "vac draft") end
-  local ok, warnings, m = M.run(opts[1])
+  -- written beside nothing of the bundle, then put in place with O_EXCL
+  -- (vkit.fs.copy_file): a vac.json that appeared since the check above is
+  -- never replaced
+  local tmp, terr = fs.mkdtemp((os.getenv "TMPDIR" or "/tmp") .. "/vkit-vac-draft-")
+  if not tmp then return nil, terr end
+  local ok, werr = fs.write_atomic(tmp .. "/vac.json", json.encode(m, { indent = 2 }) .. "\n", 420)
+  if ok then ok, werr = fs.copy_file(tmp .. "/vac.json", dir .. "/vac.json", 420) end
+  fs.remove_tree(tmp)
   if not ok then
-    io.stderr:write("vkit vac draft: ", warnings, "\n")
-    return 1
+    if tostring(werr):find("EEXIST", 1, true) or fs.lstat(dir .. "/vac.json") then
+      return nil, dir .. "/vac.json exists; a draft never overwrites a manifest"
+    end
+    return nil, werr
   end
-  local markers = require("vkit.vac.failures").new()
-  manifest.todo_failures(m, markers)
-  for _, w in ipairs(warnings) do io.stderr:write("warning: ", w, "\n") end
-  print(("drafted %s/vac.json: %d artifact(s) hashed, %d judgment field(s) marked TODO(...)"):format(opts[1],
-    #m.evidence, #markers))
-  print("author every marker, then run: vkit vac verify " .. opts[1])
-  return 0
+  return true, warnings, m
 end
 
 return M

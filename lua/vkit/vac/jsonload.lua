@@ -10,8 +10,15 @@
 --
 -- The fast path decodes once with vkit.json (C); the exact text rules run
 -- only when that fails, to name the failure the way the spec does.
+--
+-- Every reader takes an optional pin, the sha256 the file's bytes must
+-- have: each read (the fast one and any second read that names a failure)
+-- hashes exactly the bytes it parses, and bytes that do not hash to the pin
+-- are never parsed or never count: the reader fails with class "mismatch"
+-- and the digest read as its detail.
 local json = require "vkit.json"
 local fs = require "vkit.fs"
+local hash = require "vkit.hash"
 local text = require "vkit.vac.text"
 local policy = require("vkit.policy").vac
 
@@ -76,35 +83,70 @@ function M.decode(bytes)
   return nil, classify(bytes, message, code, offset)
 end
 
---- Reads and decodes the JSON document at path: value | nil, class, detail
---  (class "io" for a file that cannot be read).  json.read decodes without
---  holding the bytes as a Lua string; a refusal is named from the bytes.
--- After json.read refused path: the refusal named from the bytes (value,
--- bytes if the file decodes now, having changed in between).
-local function refuse_or_decode(path)
+-- The bytes of path, read whole and checked against pin: bytes | nil,
+-- class, detail.
+local function read_pinned(path, pin)
   local bytes, err = fs.read(path, policy.max_artifact_bytes, { nofollow = true })
   if not bytes then return nil, "io", err end
+  if pin then
+    local actual = hash.sha256(bytes)
+    if actual ~= pin then return nil, "mismatch", actual end
+  end
+  return bytes
+end
+
+-- Options of a fast read of the file at path.
+local function read_opts(pin, extra)
+  extra = extra or {}
+  extra.max_depth, extra.nofollow, extra.sha256 = M.MAX_DEPTH, true, pin
+  return extra
+end
+
+-- What json.read's refusal (message, code, digest) means to the caller:
+-- nil, "mismatch", digest for bytes that do not hold their pin, nil, "io",
+-- message for a file that could not be read, or nothing for bytes that do
+-- not decode (named from the bytes by a second read).
+local function refusal(message, code, detail)
+  if code == "sha256-mismatch" then return "mismatch", detail end
+  if detail == nil then return "io", message end -- no offset: the file was refused
+  return nil
+end
+
+--- Reads and decodes the JSON document at path: value | nil, class, detail
+--  (class "io" for a file that cannot be read, "mismatch" for bytes that do
+--  not hash to pin).  json.read decodes without holding the bytes as a Lua
+--  string; a refusal is named from the bytes.
+-- After json.read refused path: the refusal named from the bytes (value,
+-- bytes if the file decodes now, having changed in between but still
+-- holding its pin, which only an unpinned file can do).
+local function refuse_or_decode(path, pin)
+  local bytes, rclass, rdetail = read_pinned(path, pin)
+  if not bytes then return nil, rclass, rdetail end
   local v, class, detail = M.decode(bytes)
   if v == nil then return nil, class, detail end
   return v, bytes
 end
 
-function M.file(path)
-  local value = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true })
+function M.file(path, pin)
+  local value, message, code, detail = json.read(path, policy.max_artifact_bytes, read_opts(pin))
   if value ~= nil then return value end
-  local v, class, detail = refuse_or_decode(path)
+  local class, why = refusal(message, code, detail)
+  if class then return nil, class, why end
+  local v, dclass, ddetail = refuse_or_decode(path, pin)
   if v ~= nil then return v end
-  return nil, class, detail
+  return nil, dclass, ddetail
 end
 
 --- M.file, and the keys of the document's top-level object member `member`
 --  in document order (none when it is not an object): value, keys.
-function M.file_ordered(path, member)
+function M.file_ordered(path, member, pin)
   local keys = {}
-  local value = json.read(path, policy.max_artifact_bytes,
-    { max_depth = M.MAX_DEPTH, nofollow = true, order_of = member, each_key = function(k) keys[#keys + 1] = k end })
+  local value, message, code, offset = json.read(path, policy.max_artifact_bytes,
+    read_opts(pin, { order_of = member, each_key = function(k) keys[#keys + 1] = k end }))
   if value ~= nil then return value, keys end
-  local v, bytes, detail = refuse_or_decode(path)
+  local class, why = refusal(message, code, offset)
+  if class then return nil, class, why end
+  local v, bytes, detail = refuse_or_decode(path, pin)
   if v == nil then return nil, bytes, detail end -- bytes is the failure class here
   return v, M.member_key_order(bytes, member)
 end
@@ -119,12 +161,14 @@ end
 --  consumer.fields, when given, names the only members an element that is
 --  an object needs: the others may be left out of it (they are still read
 --  and checked).
-function M.file_streaming(path, member, consumer)
+function M.file_streaming(path, member, consumer, pin)
   consumer.begin()
-  local value, count = json.read(path, policy.max_artifact_bytes, { max_depth = M.MAX_DEPTH, nofollow = true,
-    stream = member, each = consumer.element, fields = consumer.fields })
+  local value, count, code, offset = json.read(path, policy.max_artifact_bytes,
+    read_opts(pin, { stream = member, each = consumer.element, fields = consumer.fields }))
   if value ~= nil then return value, count end
-  local v, class, detail = refuse_or_decode(path)
+  local rclass, why = refusal(count, code, offset) -- count is the message here
+  if rclass then return nil, rclass, why end
+  local v, class, detail = refuse_or_decode(path, pin)
   if v == nil then return nil, class, detail end
   -- the file changed between the two reads: stream the value read last
   consumer.begin()
@@ -135,36 +179,12 @@ function M.file_streaming(path, member, consumer)
   return v, #rows
 end
 
--- Line breaks Python's str.splitlines() honours beyond "\n": the fast path
--- is exact only for files without them.
-local EXTRA_BREAKS = { "\r", "\194\133", "\226\128\168", "\226\128\169" }
-
-local function has_extra_breaks(path)
-  local f = io.open(path, "rb")
-  if not f then return true end
-  local tail = ""
-  while true do
-    local chunk = f:read(1 << 22)
-    if not chunk then break end
-    local seam = tail .. chunk:sub(1, 2) -- a break cut in two by the chunking
-    for _, b in ipairs(EXTRA_BREAKS) do
-      if chunk:find(b, 1, true) or seam:find(b, 1, true) then
-        f:close()
-        return true
-      end
-    end
-    tail = chunk:sub(-2)
-  end
-  f:close()
-  return false
-end
-
 -- The exact rules: the whole text decoded as UTF-8, newlines translated,
 -- every line measured before any row is parsed, rows cut as splitlines()
 -- cuts them, blank rows skipped.
-local function slow_rows(path, row)
-  local bytes, err = fs.read(path, policy.max_artifact_bytes, { nofollow = true })
-  if not bytes then return nil, "io", err end
+local function slow_rows(path, row, pin)
+  local bytes, class, detail = read_pinned(path, pin)
+  if not bytes then return nil, class, detail end
   if not utf8.len(bytes) then return nil, "unparsable", "not valid UTF-8" end
   local s = bytes:gsub("\r\n?", "\n")
   if s:sub(1, 3) ~= BOM then
@@ -196,24 +216,32 @@ end
 --  (n counts non-blank rows).  consumer.begin() is called before the first
 --  row and again if streaming has to restart; a consumer keeps nothing it
 --  saw before the last begin().  Returns true, or nil, class, detail, and
---  in that case the rows seen must be discarded.
-function M.lines(path, consumer)
+--  in that case the rows seen must be discarded.  The fast path is exact
+--  for a file whose only line break is LF; at any other break Python's
+--  str.splitlines() honours it stops and the exact rules run.
+function M.lines(path, consumer, pin)
   consumer.begin()
-  if not has_extra_breaks(path) then
-    local n, fast = 0, true
-    for _, value, _, code in json.lines(path, { max_depth = M.MAX_DEPTH, max_line = policy.max_line_bytes }) do
+  local n, fast = 0, true
+  local it, err, _, handle = json.lines(path, { max_depth = M.MAX_DEPTH, max_line = policy.max_line_bytes,
+    nofollow = true, sha256 = pin, breaks = true })
+  if not it then return nil, "io", err end
+  do
+    local _ <close> = handle
+    for _, value, _, code, actual in it do
       if value ~= nil then
         n = n + 1
         consumer.row(n, value)
+      elseif code == "sha256-mismatch" then
+        return nil, "mismatch", actual
       elseif code ~= "blank-line" then
         fast = false
         break
       end
     end
-    if fast then return true end
-    consumer.begin()
   end
-  return slow_rows(path, consumer.row)
+  if fast then return true end
+  consumer.begin()
+  return slow_rows(path, consumer.row, pin)
 end
 
 --- Keys of the object held under top-level member `member` of the JSON

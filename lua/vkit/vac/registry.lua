@@ -72,12 +72,14 @@ function M.bundle_dirs(pattern, paths)
   return dirs
 end
 
--- The registry entry for a verified bundle directory (pure but for hashing).
-local function entry(cfg, bundle_path, dir, rels, pinned, m)
+-- The registry entry for a verified bundle directory (pure): digests are
+-- the sha256 of the bytes the verification judged, so an entry pins what
+-- was verified, not what a later read of the file returns.
+local function entry(cfg, bundle_path, rels, pinned, m, digests)
   local artifacts = array {}
   for i, rel in ipairs(rels) do
     artifacts[i] = object {
-      path = rel, sha256 = (assert(hash.file(dir .. "/" .. rel))),
+      path = rel, sha256 = assert(digests[rel], "a clean bundle judged every file it holds"),
       url = M.url(cfg.raw_url, cfg.issuer, pinned, bundle_path .. "/" .. rel),
     }
   end
@@ -104,7 +106,7 @@ end
 
 --- Verifies a materialized bundle and builds its entry: entry | nil, reasons.
 function M.judge(cfg, bundle_path, dir, rels, pinned)
-  local failures, m = verify.directory(dir)
+  local failures, m, digests = verify.directory(dir)
   if #failures > 0 then
     local reasons = {}
     for i, f in ipairs(failures) do reasons[i] = f.detail and (f.name .. ": " .. f.detail) or f.name end
@@ -114,7 +116,7 @@ function M.judge(cfg, bundle_path, dir, rels, pinned)
     return nil, ("issuer-mismatch: manifest protocol.issuer %q is not the configured issuer %q"):format(
       tostring(m.protocol.issuer), cfg.issuer)
   end
-  return entry(cfg, bundle_path, dir, rels, pinned, m)
+  return entry(cfg, bundle_path, rels, pinned, m, digests)
 end
 
 local function pending(cfg, bundle_path, reason)
@@ -122,17 +124,23 @@ local function pending(cfg, bundle_path, reason)
     bundle_path = bundle_path, reason = reason }
 end
 
--- Is head on some remote-tracking branch (when the checkout has remotes)?
+-- Is head on some remote-tracking branch (an ancestor of, or equal to, one
+-- of refs/remotes/*)?  true, or false and why not.  A checkout with no
+-- remote-tracking refs at all is refused too (seed 003: "generation refuses
+-- a checkout HEAD that is on no remote branch"): nothing shows that any
+-- server holds the commit its URLs address.
 local function pushed(repo, head)
-  local remotes = repo:refs "refs/remotes/"
+  local remotes, err = repo:refs "refs/remotes/"
+  if not remotes then return false, "its remote-tracking refs cannot be read: " .. tostring(err) end
   local any = false
-  for _, r in ipairs(remotes or {}) do
+  for _, r in ipairs(remotes) do
     if r.target then
       any = true
       if repo:is_ancestor(head, r.target) then return true end
     end
   end
-  return not any
+  if not any then return false, "the checkout has no remote-tracking branch at all (fetch its remote first)" end
+  return false, "no remote-tracking branch contains it"
 end
 
 --- Scans one configured issuer: entries, pending | nil, message.
@@ -144,10 +152,11 @@ function M.scan(cfg, git)
     repo:close()
     return nil, ("%s: %s"):format(cfg.issuer, herr)
   end
-  if not pushed(repo, head) then
+  local on_remote, why = pushed(repo, head)
+  if not on_remote then
     repo:close()
-    return nil, ("%s: HEAD %s is on no remote branch; push it first, or the pinned URLs serve nothing"):format(
-      cfg.issuer, head)
+    return nil, ("%s: HEAD %s is on no remote branch (%s); push it first, or the pinned URLs serve nothing"):format(
+      cfg.issuer, head, why)
   end
   local tree, terr = repo:tree(head)
   if not tree then
@@ -293,47 +302,19 @@ function M.check_fetched(doc, dir)
   return problems
 end
 
---- The CLI: `vkit vac registry [--config F] [--out F] [--check-fetched DIR]`.
-function M.command(argv)
-  local args, cli = require "vkit.args", require "vkit.cli"
-  local opts, err = args.parse(argv, { options = { config = "string", out = "string", check_fetched = "string",
-    registry = "string" }, max = 0 })
-  if not opts then return cli.usage_error(err, "vac registry") end
-  if opts.check_fetched then
-    local path = opts.registry or "registry.json"
-    local text, rerr = fs.read(path, 1 << 26)
-    local doc = text and json.decode(text)
-    if not doc then
-      io.stderr:write("vkit vac registry: ", tostring(rerr or (path .. ": not JSON")), "\n")
-      return 2
-    end
-    local problems = M.check_fetched(doc, opts.check_fetched)
-    local output = require "vkit.vac.output"
-    for _, p in ipairs(problems) do print("FAIL " .. output.escape(p)) end
-    print(#problems == 0 and ("check-fetched: every pinned artifact holds (%d entries)"):format(#(doc.entries or {}))
-      or ("check-fetched: FAIL — %d problem(s)"):format(#problems))
-    return #problems == 0 and 0 or 1
+--- Reads a registry document: doc (with an entries array) | nil, message.
+function M.load_registry(path)
+  local text, err = fs.read(path, 1 << 26)
+  if not text then return nil, err end
+  local doc, jerr = json.decode(text)
+  if not doc then return nil, ("%s: %s"):format(path, jerr) end
+  if kind(doc) ~= "object" or kind(doc.entries) ~= "array" then
+    return nil, path .. ": not a registry (an object with an entries array)"
   end
-  local ok, git = pcall(require, "vkit.git")
-  if not ok then
-    io.stderr:write("vkit vac registry: vkit.git is not built into this vkit\n")
-    return 3
-  end
-  local issuers, cerr = M.load_config(opts.config or "vac-registry.json")
-  if not issuers then
-    io.stderr:write("vkit vac registry: ", cerr, "\n")
-    return 2
-  end
-  local doc, berr = M.build(issuers, git)
-  if not doc then
-    io.stderr:write("vkit vac registry: ", berr, "\n")
-    return 1
-  end
-  local out = opts.out or "registry.json"
-  assert(fs.write_atomic(out, M.encode(doc), 420))
-  print(("%s: %d accepted, %d pending"):format(out, #doc.entries, #doc.pending))
-  for _, p in ipairs(doc.pending) do print("pending " .. p.name .. ": " .. require("vkit.vac.output").escape(p.reason)) end
-  return 0
+  return doc
 end
+
+--- Writes doc to path atomically: true | nil, message.
+function M.write(path, doc) return fs.write_atomic(path, M.encode(doc), 420) end
 
 return M

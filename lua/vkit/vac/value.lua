@@ -8,6 +8,7 @@ local json = require "vkit.json"
 local number = require "vkit.vac.number"
 
 local null, kind = json.null, json.kind
+local pack = string.pack
 local M = {}
 
 function M.is_number(v) return math.type(v) ~= nil end
@@ -75,7 +76,9 @@ function M.key(v)
   if t == "integer" then return "n" .. v end
   if t == "float" then
     if v == math.floor(v) and v >= -2 ^ 63 and v < 2 ^ 63 then return "n" .. math.tointeger(v) end
-    return "n" .. number.float_repr(v)
+    -- any other float equals only itself (no NaN is ever decoded), so its
+    -- bits name it; "f" keeps them apart from every "n" integer key
+    return "f" .. pack("<d", v)
   end
   if v == true then return "n1" end
   if v == false then return "n0" end

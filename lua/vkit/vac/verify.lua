@@ -7,6 +7,7 @@ local json = require "vkit.json"
 local jsonload = require "vkit.vac.jsonload"
 local manifest = require "vkit.vac.manifest"
 local bundle = require "vkit.vac.bundle"
+local Source = require "vkit.vac.source"
 local profiles = require "vkit.vac.profiles"
 local summary = require "vkit.vac.summary"
 local text = require "vkit.vac.text"
@@ -16,93 +17,12 @@ local policy = require("vkit.policy").vac
 local kind = json.kind
 local M = {}
 
--- The artifacts of one bundle, decoded on demand; every failure to read
--- one is named on the bundle's failure list.
-local Source = {}
-Source.__index = Source
-
-function Source:path(rel) return self.root .. "/" .. rel end
-
-local WANT = {
-  object = { object = true, message = "an object" },
-  array = { array = true, message = "an array" },
-  ["object or array"] = { object = true, array = true, message = "an object or an array" },
-}
-
-local function name_load_failure(failures, rel, class, detail)
-  if class == "too-deep" or class == "strict" then
-    failures:addf("invalid-json", "%s: %s", rel, detail)
-  else
-    failures:addf("artifact-unparsable", "%s: %s", rel, detail)
-  end
-end
-
--- v when it decoded and has the shape `want`; else nil, the failure named.
-local function accept(self, rel, want, v, class, detail)
-  if v == nil then
-    name_load_failure(self.failures, rel, class, detail)
-    return nil
-  end
-  local w = WANT[want]
-  if not w[kind(v)] then
-    self.failures:addf("artifact-unparsable", "%s: top level must be %s", rel, w.message)
-    return nil
-  end
-  return v
-end
-
-function Source:json(rel, want) return accept(self, rel, want, jsonload.file(self:path(rel))) end
-
---- Source:json, and the keys of its top-level object member in document
---  order (see jsonload.file_ordered): value, keys.
-function Source:json_ordered(rel, want, member)
-  local v, keys, detail = jsonload.file_ordered(self:path(rel), member)
-  if v == nil then return accept(self, rel, want, nil, keys, detail) end -- keys is the failure class
-  return accept(self, rel, want, v), keys
-end
-
---- Source:json for a large artifact: the elements of its top-level array
---  member go to consumer (see jsonload.file_streaming); value, count.
-function Source:json_stream(rel, want, member, consumer)
-  local v, count, detail = jsonload.file_streaming(self:path(rel), member, consumer)
-  if v == nil then return accept(self, rel, want, nil, count, detail) end -- count is the failure class
-  return accept(self, rel, want, v), count
-end
-
-function Source:lines(rel, consumer)
-  local ok, class, detail = jsonload.lines(self:path(rel), consumer)
-  if not ok then
-    name_load_failure(self.failures, rel, class, detail)
-    return nil
-  end
-  return true
-end
-
-function Source:bytes(rel)
-  local bytes, err = fs.read(self:path(rel), policy.max_artifact_bytes, { nofollow = true })
-  if not bytes then self.failures:addf("artifact-unparsable", "%s: %s", rel, err) end
-  return bytes
-end
-
-function Source:text(rel)
-  local bytes = self:bytes(rel)
-  if bytes and not utf8.len(bytes) then
-    self.failures:addf("artifact-unparsable", "%s: not valid UTF-8", rel)
-    return nil
-  end
-  return bytes
-end
-
-function Source:sha256(rel) return (hash.file(self:path(rel))) end
-
-
 -- Runs every check; recomputed pools feed the summary rule.
-local function coherence(root, m, trusted, listed, failures)
+local function coherence(source, m, listed, failures)
   local results = kind(m.results) == "object" and m.results or {}
   local protocol = kind(m.protocol) == "object" and m.protocol or {}
   local version = type(m.vac_version) == "string" and m.vac_version or "0.1"
   local checks = kind(results.checks) == "array" and results.checks or {}
-  local source = setmetatable({ root = root, failures = failures }, Source)
 
   -- every listed artifact some check names, malformed checks included
   local covered = {}
@@ -146,8 +66,8 @@ local function coherence(root, m, trusted, listed, failures)
         if not text.nonblank(r) or not listed[r] then
           failures:addf("check-artifact-not-listed", "%s", require("vkit.vac.value").show(r))
           usable = false
-        elseif not trusted[r] then
-          usable = false -- missing or hash-failed: already named
+        elseif not source.pins[r] or source:mismatched(r) ~= nil then
+          usable = false -- missing or hash-failed: named in its place
         end
       end
       local pool
@@ -156,7 +76,14 @@ local function coherence(root, m, trusted, listed, failures)
         pool = profile.recompute {
           check = c, protocol = protocol, version = version, failures = failures, source = source,
         }
-        if pool == nil and #failures == before then
+        local read = {}
+        for i, ref_key in ipairs(refs) do read[i] = c[ref_key] end
+        if not source:settle(read) then
+          -- a reference's bytes did not hold their pin: nothing derived from
+          -- them counts (sha256-mismatch is named in its place)
+          failures:truncate(before)
+          pool = nil
+        elseif pool == nil and #failures == before then
           failures:addf("artifact-unparsable", "%s: check contributed no recomputation", c.profile)
         end
       end
@@ -200,8 +127,9 @@ local function coherence(root, m, trusted, listed, failures)
   end
 end
 
---- Every named failure of the bundle directory root ({} when clean), and
---  the decoded manifest when there was one.
+--- Every named failure of the bundle directory root ({} when clean), the
+--  decoded manifest when there was one, and the sha256 of every file whose
+--  bytes were judged (vac.json and each artifact that held its pin).
 function M.directory(root)
   local failures = Failures.new()
   local st = fs.lstat(root .. "/vac.json")
@@ -230,9 +158,18 @@ function M.directory(root)
   manifest.todo_failures(m, failures)
   if #failures > 0 then return failures, m end -- a draft is refused wholesale
   manifest.validate(m, failures)
-  local trusted, listed = bundle.verify_artifacts(root, m, failures)
-  coherence(root, m, trusted, listed, failures)
-  return failures, m
+  local pins, listed, slots = bundle.verify_artifacts(root, m, failures)
+  local source = Source.new(root, pins, failures)
+  coherence(source, m, listed, failures)
+  local rels = {}
+  for rel in pairs(pins) do rels[#rels + 1] = rel end
+  source:settle(rels) -- what no check read is hashed once, now
+  bundle.name_mismatches(pins, slots, source, failures)
+  local digests = { ["vac.json"] = hash.sha256(bytes) }
+  for rel in pairs(pins) do
+    if source:verified(rel) then digests[rel] = pins[rel] end
+  end
+  return failures, m, digests
 end
 
 return M

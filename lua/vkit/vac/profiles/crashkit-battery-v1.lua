@@ -34,7 +34,10 @@ local function case_reader()
     odd_labels, n_odd = {}, 0 -- severities outside the table, by graded case
     total_w, failed_w, kinds, kind_order = 0, 0, {}, {}
   end
-  function r.element(n, c)
+  -- weight: how many identical cases this one stands for (a tally's
+  -- combination of values, first seen at case n)
+  function r.element(n, c, weight)
+    weight = weight or 1
     if kind(c) ~= "object" then
       not_object = true
       return
@@ -55,17 +58,17 @@ local function case_reader()
     end
     if flagged ~= (not passed and not truncated) then contradicts[#contradicts + 1] = n end
     if truncated then
-      truncs = truncs + 1
+      truncs = truncs + weight
     else
-      graded = graded + 1
+      graded = graded + weight
       local label = c.severity
       local w = weights[label] -- the table's keys are strings: severity.weight(label)
       if w == nil then
         n_odd = n_odd + 1
         odd_labels[n_odd] = label
       else
-        total_w = total_w + w
-        if not passed then failed_w = failed_w + w end
+        total_w = total_w + w * weight
+        if not passed then failed_w = failed_w + w * weight end
       end
       local tally = kinds[k]
       if not tally then
@@ -73,14 +76,14 @@ local function case_reader()
         kinds[k] = tally
         kind_order[#kind_order + 1] = k
       end
-      tally.total = tally.total + 1
+      tally.total = tally.total + weight
       if passed then
-        passed_graded = passed_graded + 1
-        tally.passed = tally.passed + 1
+        passed_graded = passed_graded + weight
+        tally.passed = tally.passed + weight
       end
     end
-    if c.grader == "error" then errors = errors + 1 end
-    if flagged then flagged_n = flagged_n + 1 end
+    if c.grader == "error" then errors = errors + weight end
+    if flagged then flagged_n = flagged_n + weight end
   end
   function r.result()
     return {
@@ -92,13 +95,30 @@ local function case_reader()
   return r
 end
 
+-- The cases, read once: tallied in C when every case is a plain object
+-- (each distinct combination of the rule's fields fed to the reader once,
+-- weighted), else, or when some case breaks the rule case by case (named
+-- by its number), streamed one case at a time.  data, n_cases, result or nil.
+local function read_cases(src, art, reader)
+  local data, tally = src:tally_stream(art, "cases", reader.fields)
+  if tally then
+    reader.begin()
+    for _, c in ipairs(tally.combos) do reader.element(c.first, c.row, c.n) end
+    local r = reader.result()
+    if not r.lacking and #r.contradicts == 0 and r.n_odd == 0 then return data, tally.rows, r end
+  end
+  if src:mismatched(art) ~= nil then return nil end
+  local n_cases
+  data, n_cases = src:json_stream(art, "object", "cases", reader)
+  if not data then return nil end
+  return data, n_cases, reader.result()
+end
+
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
   local art = check.artifact
-  local reader = case_reader()
-  local data, n_cases = ctx.source:json_stream(art, "object", "cases", reader)
+  local data, n_cases, r = read_cases(ctx.source, art, case_reader())
   if not data then return nil end
-  local r = reader.result()
   local metrics, per_kind = data.metrics, data.per_kind
   if n_cases == nil or r.not_object then
     fails:addf("artifact-unparsable", "%s: no cases[] array", art)

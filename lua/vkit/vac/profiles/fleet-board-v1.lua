@@ -45,7 +45,10 @@ local function raw_consumer()
     end
     return box
   end
-  function c.row(n, line)
+  -- weight: how many identical lines this one stands for (a tally's
+  -- combination of values, first seen at line n)
+  function c.row(n, line, weight)
+    weight = weight or 1
     c.rows = n
     if kind(line) ~= "object" then
       c.nonobject = true
@@ -83,11 +86,11 @@ local function raw_consumer()
       by_member[km] = g
       c.order[#c.order + 1] = g
     end
-    local det = detected == true and 1 or 0
-    local fa = clean and 0 or 1
-    g.n, g.det, g.fa = g.n + 1, g.det + det, g.fa + fa
+    local det = detected == true and weight or 0
+    local fa = clean and 0 or weight
+    g.n, g.det, g.fa = g.n + weight, g.det + det, g.fa + fa
     local b = c.board
-    b.n, b.det, b.fa = b.n + 1, b.det + det, b.fa + fa
+    b.n, b.det, b.fa = b.n + weight, b.det + det, b.fa + fa
   end
   function c.group(suite, member)
     local ks, km = key_of(suite), key_of(member)
@@ -100,12 +103,31 @@ end
 
 local function label(suite, member) return value.str(suite) .. "/" .. value.str(member) end
 
+-- The fields of a raw line the rule reads.
+local RAW_FIELDS = { "suite", "member", "detected", "defective_failed", "clean_passed" }
+
+-- The raw lines, read once: tallied in C when every line is a plain object
+-- (each distinct combination of the rule's fields fed to the consumer once,
+-- weighted), else, or when a line contradicts its pair (every such line is
+-- named), streamed one line at a time.  true, or nil when unreadable.
+local function read_raw(src, raw_rel, raw)
+  local tally = src:tally_lines(raw_rel, RAW_FIELDS)
+  if tally then
+    raw.begin()
+    for _, c in ipairs(tally.combos) do raw.row(c.first, c.row, c.n) end
+    raw.rows = tally.rows
+    if #raw.contradictions == 0 then return true end
+  end
+  if src:mismatched(raw_rel) ~= nil then return nil end
+  return src:lines(raw_rel, raw)
+end
+
 function M.recompute(ctx)
   local check, fails, src = ctx.check, ctx.failures, ctx.source
   local agg_rel, raw_rel = check.aggregate, check.raw
   local agg = src:json(agg_rel, "object")
   local raw = raw_consumer()
-  if not src:lines(raw_rel, raw) then return nil end
+  if not read_raw(src, raw_rel, raw) then return nil end
   if not agg then return nil end
   local rows = agg.rows
   if not (value.is_array(rows) and value.all_objects(rows)) then

@@ -67,13 +67,17 @@ end
 local function coherent(ctx, met_rel, series, order, fp, ids, tasks)
   local fails = ctx.failures
   local before = #fails
+  -- the point being checked, named only when it fails (most points do not)
+  local point_mid, point_i
+  local function bad(fmt, ...)
+    fails:add("raw-aggregate-mismatch", ("%s: %s[%d]: "):format(met_rel, point_mid, point_i - 1) .. fmt:format(...))
+  end
   for _, mid in ipairs(order) do
     local pts = series[mid]
     local prev_t = ""
     local mock = mid:sub(1, 5) == "mock:"
     for i, p in ipairs(pts) do
-      local where = ("%s: %s[%d]"):format(met_rel, mid, i - 1)
-      local function bad(fmt, ...) fails:add("raw-aggregate-mismatch", where .. ": " .. fmt:format(...)) end
+      point_mid, point_i = mid, i
       local t = p.t
       if type(t) ~= "string" then
         bad("t %s is not a string", show(t))

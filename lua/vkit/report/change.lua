@@ -1,0 +1,190 @@
+--- The report model of a change certification (seed 001): the change and
+--  its accepted intent, each method with its coverage, cuts and findings
+--  (read from the method's own retained report), the shrinking path, what
+--  blocked it, the accepted domain as checked / omitted / violating inputs,
+--  and the retained reports with their digests.
+local json = require "vkit.json"
+local records = require "vkit.report.records"
+local change_cli = require "vkit.change.cli"
+local coverage_mod = require "vkit.change.coverage"
+local methods_mod = require "vkit.change.methods"
+local ranges = require "vkit.change.ranges"
+
+local M = {}
+
+M.FINDINGS_KEPT = 200
+
+-- A method result that makes the method's claim for every accepted input,
+-- and one that holds only for the inputs sampled (never read as a pass:
+-- JUnit shows it skipped, with its coverage).
+M.ALL_INPUTS_HOLD = { all_inputs_conform = true, verified = true }
+M.SAMPLES_HOLD = { samples_within_contract = true, observed_conformance = true, samples_conform = true }
+
+local function present(v) return v ~= nil and v ~= json.null end
+
+-- The items of a method report's list: an array, or {total, items, cap}.
+local function listed(v)
+  if json.kind(v) == "array" then return v, #v end
+  if json.kind(v) == "object" and json.kind(v.items) == "array" then return v.items, math.tointeger(v.total) or #v.items end
+  return {}, 0
+end
+
+local function finding_of(f)
+  local fields = {}
+  for _, k in ipairs { "base", "candidate", "allowed", "rule" } do
+    if present(f[k]) then
+      fields[#fields + 1] = { label = k, value = json.kind(f[k]) == "array" and json.encode(f[k]) or tostring(f[k]) }
+    end
+  end
+  local title = present(f.input) and ("input " .. tostring(f.input)) or tostring(f.rule or f.verdict or "finding")
+  local detail = tostring(f.message or f.reason or ""):gsub("^input %d+: ", "")
+  return { title = title, detail = detail, fields = fields, input = math.tointeger(f.input) }
+end
+
+-- What the method's report says beyond its result: how it sampled or
+-- batched, the shrinking path.
+local function notes_of(name, doc, paired)
+  local notes = {}
+  if name == "finite_paired" and type(paired) == "table" then
+    local sel = paired.selection
+    if type(sel) == "table" then
+      notes[#notes + 1] = ("sampled %s inputs (%s), each side %s times, %s process runs"):format(tostring(sel.selected),
+        tostring(sel.how), tostring(sel.repetitions), tostring(paired.invocations))
+    end
+    local shrink = paired.shrinking
+    if type(shrink) == "table" and present(shrink.smallest_violation) then
+      notes[#notes + 1] = ("shrinking: from input %s to the smallest violating input %s (tried %s; limit %s)"):format(
+        tostring(shrink.from), tostring(shrink.smallest_violation),
+        json.kind(shrink.tried) == "array" and table.concat(shrink.tried, ", ") or "-", tostring(shrink.limit))
+    end
+  elseif name == "exhaustive" and type(doc) == "table" and type(doc.batches) == "table" then
+    local ran = json.kind(doc.batches.ran) == "array" and #doc.batches.ran or 0
+    notes[#notes + 1] = ("every input in %d batch process(es) per side and pass, %s passes, %s process runs"):format(ran,
+      tostring(type(doc.passes) == "table" and doc.passes.count or "?"), tostring(doc.invocations))
+  end
+  return notes
+end
+
+local function method_model(dir, m)
+  local c = json.kind(m.coverage) == "object" and m.coverage or nil
+  local method = {
+    name = m.method, result = m.result, findings = {}, notes = {},
+    passing = M.ALL_INPUTS_HOLD[m.result] == true, sampled = M.SAMPLES_HOLD[m.result] == true,
+    coverage = c and { checked = c.checked, total = c.accepted, unit = "inputs", text = c.statement,
+                       complete = c.checked == c.accepted } or nil,
+  }
+  for _, cut in ipairs(json.kind(m.cuts) == "array" and m.cuts or {}) do
+    method.notes[#method.notes + 1] = coverage_mod.cut_sentence(cut)
+  end
+  local total = 0
+  if dir and type(m.report) == "string" then
+    local path = dir .. "/" .. m.report
+    method.report = { path = path, sha256 = m.report_sha256 }
+    local doc = records.read_json(path)
+    local paired = m.method == "finite_paired" and records.read_json(dir .. "/finite_paired/paired-execution-report.v1.json")
+    for _, note in ipairs(notes_of(m.method, doc, paired)) do method.notes[#method.notes + 1] = note end
+    if type(doc) == "table" then
+      for _, key in ipairs { "violations", "findings" } do
+        local items, n = listed(doc[key])
+        for _, f in ipairs(items) do
+          if type(f) == "table" and (f.verdict == nil or f.verdict == "violation") and #method.findings < M.FINDINGS_KEPT then
+            method.findings[#method.findings + 1] = finding_of(f)
+          end
+        end
+        if n > 0 then
+          total = key == "violations" and n or #method.findings
+          break
+        end
+      end
+    end
+  end
+  if present(m.reason) and #method.findings == 0 and not method.passing then
+    method.notes[#method.notes + 1] = "reason: " .. tostring(m.reason)
+  end
+  method.findings_total = math.max(total, #method.findings)
+  return method
+end
+
+-- The accepted domain for the strip: its span, the inputs checked (the
+-- whole domain when a method checked every input, else the inputs the
+-- sampled method ran) and every violating input found.
+local function domain_of(run, dir, model)
+  local claim = type(run.job.payload.request) == "table" and run.job.payload.request.claim
+  local inputs = type(claim) == "table" and type(claim.domain) == "table" and ranges.normalize(claim.domain.inputs)
+  if not inputs or #inputs == 0 then return nil end
+  local d = { from = inputs[1][1], to = inputs[#inputs][2], checked = {}, violating = {} }
+  local complete = false
+  for _, m in ipairs(model.methods) do complete = complete or (m.coverage and m.coverage.complete) end
+  if complete then
+    d.checked = inputs
+  elseif dir then
+    local paired = records.read_json(dir .. "/finite_paired/paired-execution-report.v1.json")
+    local sel = type(paired) == "table" and type(paired.selection) == "table" and paired.selection.inputs
+    if json.kind(sel) == "array" then
+      for _, v in ipairs(sel) do d.checked[#d.checked + 1] = { v, v } end
+    end
+  end
+  local seen = {}
+  for _, m in ipairs(model.methods) do
+    for _, f in ipairs(m.findings) do
+      if f.input and not seen[f.input] then
+        seen[f.input] = true
+        d.violating[#d.violating + 1] = f.input
+      end
+    end
+  end
+  table.sort(d.violating)
+  return d
+end
+
+function M.model(store, run)
+  local model = records.base(run, "change certification")
+  local shadow = change_cli.shadow(store, run)
+  local payload = run.job.payload
+  if present(shadow.requirement) then
+    model.subject[#model.subject + 1] = { label = "requirement", value = ("%s: %s"):format(shadow.requirement.source,
+      shadow.requirement.statement) }
+  end
+  for _, f in ipairs { { "intent", shadow.intent_digest }, { "base (target)", shadow.target or payload.trusted_target },
+                       { "candidate", shadow.candidate }, { "method", payload.method } } do
+    if present(f[2]) then model.subject[#model.subject + 1] = { label = f[1], value = tostring(f[2]) } end
+  end
+  if present(shadow.coverage) and shadow.coverage.statement then
+    model.subject[#model.subject + 1] = { label = "coverage", value = shadow.coverage.statement }
+  end
+  local dir = records.attempt_dir(run)
+  for _, m in ipairs(shadow.methods or {}) do model.methods[#model.methods + 1] = method_model(dir, m) end
+  model.passing = change_cli.exit_code(run) == 0
+  if present(shadow.blocked) then
+    model.reason, model.message = shadow.blocked.reason, ("blocked at %s: %s"):format(shadow.blocked.stage,
+      shadow.blocked.message)
+  elseif model.error then
+    model.reason, model.message = "failed", model.error
+  elseif present(shadow.outcome_meaning) then
+    model.reason, model.message = model.outcome, shadow.outcome_meaning
+  end
+  model.headline = ("%s %s"):format(model.outcome or model.status:upper(), model.run_id)
+  model.domain = domain_of(run, dir, model)
+  if model.passing then
+    model.established = { ("%s: %s"):format(tostring(model.outcome), tostring(shadow.outcome_meaning)) }
+  end
+  for _, m in ipairs(model.methods) do
+    local known = methods_mod.LIST[m.name]
+    if known then model.not_established[#model.not_established + 1] = m.name .. ": " .. known.not_established end
+  end
+  model.not_established[#model.not_established + 1] = methods_mod.NEVER_PASSING
+  model.not_established[#model.not_established + 1] = "source_proof: false, approval_authority: false"
+  if dir then
+    for _, m in ipairs(model.methods) do
+      if m.report then model.artifacts[#model.artifacts + 1] = records.artifact(m.report.path, m.report.sha256) end
+    end
+    for _, rel in ipairs { "certification.v1.json", "preflight.json", "finite_paired/paired-execution-report.v1.json",
+                           "progress.log" } do
+      local a = records.artifact(dir .. "/" .. rel)
+      if not a.missing then model.artifacts[#model.artifacts + 1] = a end
+    end
+  end
+  return model
+end
+
+return M

@@ -1,0 +1,129 @@
+--- The HTML view of a run's report: one self-contained page (inline CSS,
+--  no script, no external resource; a Content-Security-Policy forbids
+--  both), with the accepted domain drawn as an inline SVG strip of its
+--  inputs: checked, omitted and violating.  Run-supplied text is escaped
+--  (markup.html).  Elements carry ids and data- attributes so the page can
+--  be checked through its DOM.
+local h = require("vkit.report.markup").html
+
+local M = {}
+
+M.FINDINGS_SHOWN = 50
+M.STRIP_WIDTH, M.STRIP_HEIGHT = 960, 28
+
+local STYLE = [[
+body{font:15px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#1b1b1b}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
+.verdict{display:inline-block;padding:.15em .6em;border-radius:.3em;color:#fff;font-weight:600}
+.pass{background:#1a7f37}.fail{background:#b42318}
+table{border-collapse:collapse;width:100%}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
+code,.mono{font-family:ui-monospace,monospace;font-size:.9em;word-break:break-all}
+.changed{color:#b42318;font-weight:600}
+.legend span{display:inline-block;width:.9em;height:.9em;margin:0 .3em 0 1em;vertical-align:middle}
+]]
+
+local function add(out, s) out[#out + 1] = s end
+
+-- The domain strip: one rect per checked or omitted run of inputs, one
+-- line per violating input, to scale.
+local function strip(out, d)
+  local n = d.to - d.from + 1
+  local W, H = M.STRIP_WIDTH, M.STRIP_HEIGHT
+  local function x(v) return ("%.3f"):format((v - d.from) / n * W) end
+  local function w(lo, hi) return ("%.3f"):format(math.max((hi - lo + 1) / n * W, 0.5)) end
+  add(out, ('<svg id="domain" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+    .. 'role="img" aria-label="accepted inputs %d to %d" data-from="%d" data-to="%d">'):format(W, H + 14, W, H + 14,
+    d.from, d.to, d.from, d.to))
+  add(out, ('<rect class="omitted" x="0" y="0" width="%d" height="%d" fill="#d0d5dd" data-from="%d" data-to="%d"/>')
+    :format(W, H, d.from, d.to))
+  for _, r in ipairs(d.checked) do
+    add(out, ('<rect class="checked" x="%s" y="0" width="%s" height="%d" fill="#2e9e55" data-from="%d" data-to="%d"/>')
+      :format(x(r[1]), w(r[1], r[2]), H, r[1], r[2]))
+  end
+  for _, v in ipairs(d.violating) do
+    add(out, ('<rect class="violating" x="%s" y="0" width="%s" height="%d" fill="#d92d20" data-input="%d"/>')
+      :format(x(v), ("%.3f"):format(math.max(W / n, 2)), H, v))
+  end
+  add(out, ('<text x="0" y="%d" font-size="11">%d</text><text x="%d" y="%d" font-size="11" text-anchor="end">%d</text>')
+    :format(H + 12, d.from, W, H + 12, d.to))
+  add(out, "</svg>")
+  add(out, '<p class="legend"><span style="background:#2e9e55"></span>checked<span style="background:#d0d5dd"></span>'
+    .. 'omitted<span style="background:#d92d20"></span>violating</p>')
+end
+
+function M.render(model)
+  local out = {}
+  local word = model.outcome or model.status:upper()
+  add(out, "<!DOCTYPE html>")
+  add(out, '<html lang="en"><head><meta charset="utf-8">')
+  add(out, [[<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">]])
+  add(out, ("<title>vkit %s %s: %s</title>"):format(h(model.kind_title or model.kind), h(model.run_id), h(word)))
+  add(out, "<style>" .. STYLE .. "</style></head><body>")
+  add(out, ('<h1>vkit %s <code>%s</code> <span id="verdict" class="verdict %s" data-passing="%s">%s</span></h1>'):format(
+    h(model.kind_title or model.kind), h(model.run_id), model.passing and "pass" or "fail", tostring(model.passing == true),
+    h(word)))
+  if model.message or model.error then
+    add(out, ('<p id="reason"><strong>%s</strong> — %s</p>'):format(h(model.reason or model.status),
+      h(model.message or model.error)))
+  end
+  if #model.subject > 0 then
+    add(out, '<table id="subject">')
+    for _, s in ipairs(model.subject) do
+      add(out, ('<tr><th>%s</th><td class="mono">%s</td></tr>'):format(h(s.label), h(s.value)))
+    end
+    add(out, "</table>")
+  end
+  if model.domain then
+    add(out, "<h2>Accepted domain</h2>")
+    strip(out, model.domain)
+  end
+  add(out, '<h2>Methods</h2><table id="methods"><tr><th>method</th><th>result</th><th>coverage</th></tr>')
+  for _, m in ipairs(model.methods) do
+    add(out, ('<tr class="method" data-method="%s" data-result="%s" data-passing="%s" data-sampled="%s" data-checked="%s" '
+      .. 'data-total="%s"><td>%s</td><td>%s</td><td>%s</td></tr>'):format(h(m.name), h(m.result or "-"),
+      tostring(m.passing == true), tostring(m.sampled == true),
+      tostring(m.coverage and m.coverage.checked or ""), tostring(m.coverage and m.coverage.total or ""), h(m.name),
+      h(m.result or "-"), h(m.coverage and m.coverage.text or "")))
+  end
+  add(out, "</table>")
+  for _, m in ipairs(model.methods) do
+    if #m.findings > 0 or (m.notes and #m.notes > 0) then
+      add(out, ('<h2>%s: findings (%d)</h2><ul class="findings" data-method="%s">'):format(h(m.name),
+        m.findings_total or #m.findings, h(m.name)))
+      for i, f in ipairs(m.findings) do
+        if i > M.FINDINGS_SHOWN then
+          add(out, ("<li>… and %d more (see the JSON report)</li>"):format((m.findings_total or #m.findings) - M.FINDINGS_SHOWN))
+          break
+        end
+        local fields = {}
+        for _, field in ipairs(f.fields or {}) do
+          fields[#fields + 1] = ("<br>%s: <code>%s</code>"):format(h(field.label), h(field.value))
+        end
+        add(out, ('<li class="finding"><strong>%s</strong>: %s%s</li>'):format(h(f.title), h(f.detail or ""),
+          table.concat(fields)))
+      end
+      for _, step in ipairs(m.notes or {}) do add(out, ("<li>%s</li>"):format(h(step))) end
+      add(out, "</ul>")
+    end
+  end
+  add(out, '<h2>Established</h2><ul id="established">')
+  if #model.established == 0 then add(out, "<li>Nothing: this run does not make its claim.</li>") end
+  for _, s in ipairs(model.established) do add(out, ("<li>%s</li>"):format(h(s))) end
+  add(out, '</ul><h2>Not established</h2><ul id="not-established">')
+  for _, s in ipairs(model.not_established) do add(out, ("<li>%s</li>"):format(h(s))) end
+  add(out, "</ul>")
+  if #model.artifacts > 0 then
+    add(out, '<h2>Retained artifacts</h2><table id="artifacts"><tr><th>SHA-256</th><th>bytes</th><th>path</th></tr>')
+    for _, a in ipairs(model.artifacts) do
+      local note = a.missing and ' <span class="changed">gone</span>'
+        or a.changed and ' <span class="changed">changed since the run recorded it</span>' or ""
+      add(out, ('<tr class="artifact"><td class="mono">%s</td><td>%s</td><td class="mono">%s%s</td></tr>'):format(
+        a.missing and "-" or h(a.sha256), a.missing and "-" or tostring(a.size), h(a.path), note))
+    end
+    add(out, "</table>")
+  end
+  add(out, "</body></html>")
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

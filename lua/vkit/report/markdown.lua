@@ -1,0 +1,78 @@
+--- The Markdown view of a run's report, for a pull request or a review:
+--  the verdict, what was verified, each method with its coverage and
+--  findings, what is and is not established, and the retained artifacts
+--  with their SHA-256.  Run-supplied text is escaped (markup.md).
+local md = require("vkit.report.markup").md
+
+local M = {}
+
+M.FINDINGS_SHOWN = 20
+
+local function add(out, s) out[#out + 1] = s end
+
+function M.render(model)
+  local out = {}
+  add(out, ("# vkit %s `%s`: %s"):format(md(model.kind_title or model.kind), model.run_id,
+    md(model.outcome or model.status:upper())))
+  add(out, "")
+  if model.message or model.error then
+    add(out, ("**%s**%s"):format(md(model.reason or model.status), " — " .. md(model.message or model.error)))
+    add(out, "")
+  end
+  if #model.subject > 0 then
+    add(out, "| | |")
+    add(out, "|---|---|")
+    for _, s in ipairs(model.subject) do add(out, ("| %s | %s |"):format(md(s.label), md(s.value))) end
+    add(out, "")
+  end
+  add(out, "## Methods")
+  add(out, "")
+  add(out, "| method | result | coverage |")
+  add(out, "|---|---|---|")
+  for _, m in ipairs(model.methods) do
+    add(out, ("| %s | %s%s | %s |"):format(md(m.name), m.passing and "✅ " or m.sampled and "⚠️ sampled: " or "❌ ",
+      md(m.result or "-"),
+      md(m.coverage and m.coverage.text or "")))
+  end
+  add(out, "")
+  for _, m in ipairs(model.methods) do
+    if #m.findings > 0 or (m.notes and #m.notes > 0) then
+      add(out, ("### %s: findings (%d)"):format(md(m.name), m.findings_total or #m.findings))
+      add(out, "")
+      for i, f in ipairs(m.findings) do
+        if i > M.FINDINGS_SHOWN then
+          add(out, ("- … and %d more (see the JSON report)"):format((m.findings_total or #m.findings) - M.FINDINGS_SHOWN))
+          break
+        end
+        add(out, ("- **%s**: %s"):format(md(f.title), md(f.detail or "")))
+        for _, field in ipairs(f.fields or {}) do add(out, ("  - %s: `%s`"):format(md(field.label), md(field.value))) end
+      end
+      for _, step in ipairs(m.notes or {}) do add(out, "- " .. md(step)) end
+      add(out, "")
+    end
+  end
+  add(out, "## Established")
+  add(out, "")
+  if #model.established == 0 then add(out, "Nothing: this run does not make its claim.") end
+  for _, s in ipairs(model.established) do add(out, "- " .. md(s)) end
+  add(out, "")
+  add(out, "## Not established")
+  add(out, "")
+  for _, s in ipairs(model.not_established) do add(out, "- " .. md(s)) end
+  add(out, "")
+  if #model.artifacts > 0 then
+    add(out, "## Retained artifacts")
+    add(out, "")
+    add(out, "| SHA-256 | bytes | path |")
+    add(out, "|---|---:|---|")
+    for _, a in ipairs(model.artifacts) do
+      local note = a.missing and " (gone)" or a.changed and " (**changed since the run recorded it**)" or ""
+      add(out, ("| `%s` | %s | %s%s |"):format(a.missing and "-" or a.sha256, a.missing and "-" or tostring(a.size),
+        md(a.path), note))
+    end
+    add(out, "")
+  end
+  return table.concat(out, "\n")
+end
+
+return M

@@ -1,0 +1,242 @@
+-- vkit.json tallies (issue 20 item 1): rows counted in C by the values of
+-- named fields.  What they must never do is accept a row the decoder
+-- refuses: every refusal, at the first, a middle and the last row, across
+-- a read buffer, and a line past max_line end the tally as not-exact at
+-- that row, and a seeded fuzz holds the counts to the decoder's.
+local vkit = require "vkit"
+local t = require "tests.support.run"
+local json, hash = vkit.json, vkit.hash
+
+local FIELDS = { "suite", "member", "ok" }
+
+local function tally(path, opts)
+  opts = opts or {}
+  opts.fields = opts.fields or FIELDS
+  return json.tally_lines(path, opts)
+end
+
+-- The tally the decoder implies: combinations of the fields' values, in
+-- order of first appearance (keys compared exactly, as C compares them).
+local function reference(lines, fields)
+  local order, by, rows = {}, {}, 0
+  for _, line in ipairs(lines) do
+    if line:find "[^ \t]" then
+      rows = rows + 1
+      local v = assert(json.decode(line))
+      local parts = {}
+      for i, f in ipairs(fields) do
+        local x = v[f]
+        parts[i] = x == nil and "-" or (math.type(x) or type(x)) .. ":" .. tostring(x)
+      end
+      local key = table.concat(parts, "\0")
+      if not by[key] then
+        by[key] = { n = 0, first = rows, key = key }
+        order[#order + 1] = by[key]
+      end
+      by[key].n = by[key].n + 1
+    end
+  end
+  return rows, order
+end
+
+local function key_of(c, fields)
+  local parts = {}
+  for i, f in ipairs(fields) do
+    local x = c.row[f]
+    parts[i] = x == nil and "-" or (math.type(x) or type(x)) .. ":" .. tostring(x)
+  end
+  return table.concat(parts, "\0")
+end
+
+describe("vkit.json.tally_lines", function()
+  local dir, cleanup
+  before_each(function() dir, cleanup = t.tempdir() end)
+  after_each(function() cleanup() end)
+
+  it("counts rows by the values of named fields, in order of first appearance", function()
+    local p = dir .. "/rows.jsonl"
+    t.write(p, table.concat({
+      '{"suite":"a","member":1,"ok":true,"x":[1,{"y":null}]}',
+      '  ',
+      '{"member":1,"suite":"a","ok":true}',
+      '{"suite":"a","member":1.0,"ok":false}',
+      '{"suite":"b","ok":null}',
+      '{"suite":"a","member":1,"ok":true}',
+    }, "\n") .. "\n")
+    local r = assert(tally(p))
+    assert.equal(5, r.rows)
+    assert.equal(3, #r.combos)
+    local c1, c2, c3, c4 = table.unpack(r.combos)
+    assert.same({ n = 3, first = 1 }, { n = c1.n, first = c1.first })
+    assert.equal("a", c1.row.suite)
+    assert.equal("integer", math.type(c1.row.member))
+    assert.is_true(c1.row.ok)
+    assert.equal("float", math.type(c2.row.member))
+    assert.equal(3, c2.first)
+    assert.equal(json.null, c3.row.ok)
+    assert.is_nil(c3.row.member) -- absent stays absent
+    assert.equal("object", json.kind(c3.row))
+    assert.is_nil(c4)
+  end)
+
+  it("checks the bytes against a pin, hashed while they are scanned", function()
+    local p = dir .. "/rows.jsonl"
+    local text = ('{"suite":"s","member":"m","ok":true}\n'):rep(1000)
+    t.write(p, text)
+    assert.equal(1000, tally(p, { sha256 = hash.sha256(text) }).rows)
+    local v, message, code, actual = tally(p, { sha256 = hash.sha256 "else" })
+    assert.is_nil(v)
+    assert.equal("sha256-mismatch", code)
+    assert.equal(hash.sha256(text), actual)
+    assert.matches("read " .. actual, message)
+  end)
+
+  -- every refusal of the decoder, and what the scanner leaves to it
+  local REFUSED = {
+    '{"suite":"a",}', '{"suite":"a" "member":1}', '{"suite":01}', '{"suite":1.}', '{"suite":NaN}',
+    '{"suite":Infinity}', '{"suite":"a\\x"}', '{"suite":"\\ud800"}', '{"x":"\\udc00"}', '{"suite":"a\1"}',
+    '{"suite":"a","suite":"b"}', '{"x":{"k":1,"k":2}}', '{"x":1e400}', '{"x":' .. ("["):rep(300) .. ("]"):rep(300)
+    .. '}', '\239\187\191{"suite":"a"}', '{"suite":"a"} x', '{"suite":"\255"}', '{"suite":"\192\128"}',
+    '{"suite":"a"', 'nul', '{"ok":tru}', '{"x":[1,]}',
+  }
+  local UNDECIDED = { -- valid JSON the scanner leaves to the decoder
+    '[1]', '"row"',
+    '{"su\\u0069te":"a"}', '{"suite":"\\u00e9"}', '{"suite":[1]}', '{"member":{"a":1}}', '{"x":"a\226\128\168b"}',
+    '{"x":1}\r', '{"suite":"a","k01":1,"k02":1,"k03":1,"k04":1,"k05":1,"k06":1,"k07":1,"k08":1,"k09":1,"k10":1,'
+    .. '"k11":1,"k12":1,"k13":1,"k14":1,"k15":1,"k16":1,"k17":1,"k18":1,"k19":1,"k20":1,"k21":1,"k22":1,"k23":1,'
+    .. '"k24":1,"k25":1,"k26":1,"k27":1,"k28":1,"k29":1,"k30":1,"k31":1,"k32":1}',
+  }
+
+  it("never accepts a row the decoder refuses: not-exact at that row, first, middle or last", function()
+    local good = '{"suite":"s","member":"m","ok":true}'
+    for _, bad in ipairs(REFUSED) do
+      assert.is_nil(json.decode(bad), bad) -- the decoder does refuse it
+      for _, at in ipairs { 1, 50, 100 } do
+        local lines = {}
+        for i = 1, 100 do lines[i] = i == at and bad or good end
+        local p = dir .. "/rows.jsonl"
+        t.write(p, table.concat(lines, "\n") .. "\n")
+        local v, message, code, row, line = tally(p)
+        assert.is_nil(v, ("accepted %q at row %d"):format(bad, at))
+        assert.equal("not-exact", code, message)
+        assert.equal(at, row, ("%q at row %d: %s"):format(bad, at, message))
+        assert.equal(at, line)
+      end
+    end
+    for _, odd in ipairs(UNDECIDED) do
+      if not odd:find "\r" then assert.is_not_nil(json.decode(odd), odd) end
+      local p = dir .. "/rows.jsonl"
+      t.write(p, good .. "\n\n" .. odd .. "\n" .. good .. "\n")
+      local v, message, code, row, line = tally(p)
+      assert.is_nil(v, odd)
+      assert.equal("not-exact", code)
+      assert.equal(2, row, message)
+      assert.equal(3, line, message) -- the blank line counts as a line, not a row
+    end
+  end)
+
+  it("reads a row split across its 4 MiB reads, and refuses a bad one there", function()
+    local p = dir .. "/rows.jsonl"
+    local row = '{"suite":"s","member":"m","ok":true,"pad":"' .. ("x"):rep(200) .. '"}\n'
+    local n = (4 << 20) // #row + 2 -- the boundary falls inside a row
+    t.write(p, row:rep(n))
+    local r = assert(tally(p))
+    assert.equal(n, r.rows)
+    assert.equal(n, r.combos[1].n)
+    local straddling = ((4 << 20) // #row) + 1
+    local lines = {}
+    for i = 1, n do lines[i] = i == straddling and row:gsub('"ok":true', '"ok":True') or row end
+    t.write(p, table.concat(lines))
+    local v, _, code, at = tally(p)
+    assert.is_nil(v)
+    assert.equal("not-exact", code)
+    assert.equal(straddling, at)
+  end)
+
+  it("leaves a line longer than max_line to the decoder (a 64 MiB line)", function()
+    local p = dir .. "/rows.jsonl"
+    local long = '{"suite":"' .. ("x"):rep(64 << 20) .. '"}'
+    t.write(p, '{"suite":"a"}\n' .. long .. "\n")
+    local v, message, code, row = tally(p, { max_line = 64 << 20 })
+    assert.is_nil(v)
+    assert.equal("not-exact", code)
+    assert.matches("max_line", message)
+    assert.equal(2, row) -- the row being read
+    assert.equal(2, tally(p, { max_line = (64 << 20) + 16 }).rows)
+  end)
+
+  it("agrees with the decoder on seeded random rows, mutated byte by byte", function()
+    math.randomseed(20261201)
+    local atoms = { '"a"', '"b"', '1', '1.0', '-0', '2e3', 'true', 'false', 'null', '"é"', '"a"', '1', 'true' }
+    local nested = { '"\\u0041"', '[]', '{}', '[1,"x"]', '{"z":1}' } -- decided only outside the named fields
+    local keys = { "suite", "member", "ok", "other", "x" }
+    local function row()
+      local parts, used = {}, {}
+      for _ = 1, math.random(0, 5) do
+        local k = keys[math.random(#keys)]
+        if not used[k] or math.random() < 0.02 then
+          used[k] = true
+          local pool = (k == "other" or k == "x") and math.random() < 0.5 and nested or atoms
+          parts[#parts + 1] = ('"%s":%s'):format(k, pool[math.random(#pool)])
+        end
+      end
+      return "{" .. table.concat(parts, ",") .. "}"
+    end
+    local agreed, refused, undecided = 0, 0, 0
+    for _ = 1, 300 do
+      local lines = {}
+      for i = 1, math.random(1, 30) do lines[i] = row() end
+      if math.random() < 0.3 then -- one byte changed somewhere
+        local i = math.random(#lines)
+        local s = lines[i]
+        local at = math.random(#s)
+        lines[i] = s:sub(1, at - 1) .. string.char(math.random(0, 255)) .. s:sub(at + 1)
+      end
+      local p = dir .. "/fuzz.jsonl"
+      t.write(p, table.concat(lines, "\n"))
+      local decodable = true
+      for _, l in ipairs(lines) do
+        if l:find "[^ \t]" and (l:find "[\r\n]" or json.decode(l) == nil) then decodable = false end
+      end
+      local r, _, code = tally(p)
+      if not decodable then
+        assert.is_nil(r, table.concat(lines, "\n"))
+        assert.equal("not-exact", code)
+        refused = refused + 1
+      elseif r then
+        local rows, order = reference(lines, FIELDS)
+        assert.equal(rows, r.rows)
+        assert.equal(#order, #r.combos)
+        for i, c in ipairs(r.combos) do
+          assert.equal(order[i].key, key_of(c, FIELDS))
+          assert.equal(order[i].n, c.n)
+          assert.equal(order[i].first, c.first)
+        end
+        agreed = agreed + 1
+      else
+        undecided = undecided + 1
+      end
+    end
+    assert.is_true(agreed > 100 and refused > 30, ("agreed %d, refused %d, undecided %d"):format(agreed, refused,
+      undecided))
+  end)
+
+  it("tallies a document's top-level array member through json.read, the rest decoded", function()
+    local p = dir .. "/doc.json"
+    t.write(p, '{"meta":{"n":2},"cases":[{"suite":"a","ok":true},{"ok":true,"suite":"a"},{"suite":"b"}],"z":[1]}')
+    local v, r = json.read(p, 1 << 20, { stream = "cases", tally = FIELDS })
+    assert.equal(2, v.meta.n)
+    assert.is_nil(v.cases)
+    assert.equal(1, v.z[1])
+    assert.equal(3, r.rows)
+    assert.equal(2, #r.combos)
+    assert.equal(2, r.combos[1].n)
+    t.write(p, '{"cases":[{"suite":"a"},{"suite":"a","suite":"b"}]}')
+    local nv, message, code = json.read(p, 1 << 20, { stream = "cases", tally = FIELDS })
+    assert.is_nil(nv)
+    assert.equal("not-exact", code)
+    assert.matches("row 2", message)
+    assert.has_error(function() json.read(p, 10, { tally = FIELDS }) end)
+    assert.has_error(function() json.tally_lines(p, { fields = {} }) end)
+  end)
+end)
