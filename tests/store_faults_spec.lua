@@ -31,7 +31,7 @@ local PROBES, CERTIFICATIONS, WORKERS, LEASE = 320, 8, 4, 5
 local BOUND_MS = 900 * 1000
 
 describe("the PostgreSQL store under faults and load", function()
-  local server, db, dir, cleanup, p
+  local server, db, dir, cleanup, p, proxy_pid
   setup(function()
     server = postgres.start()
     db = server:database()
@@ -40,13 +40,15 @@ describe("the PostgreSQL store under faults and load", function()
   end)
   teardown(function()
     t.kill_matching("--store " .. db.url)
-    t.kill_matching("tcp_proxy.py")
+    -- This spec's own proxy only (another run of the suite may have one).
+    if proxy_pid then os.execute("kill -KILL " .. proxy_pid .. " 2>/dev/null") end
     if p then p.cleanup() end
     server:stop()
     cleanup()
   end)
 
   it("ends every job exactly once through SIGKILLs, a database restart and a partition", function()
+    local proxy
     local store = store_mod.open { store = db.url, project = p.dir .. "/project", cache = dir .. "/cache" }
     local expected = {}
     for i = 1, PROBES do
@@ -60,15 +62,16 @@ describe("the PostgreSQL store under faults and load", function()
       local candidate = i % 2 == 0 and good or bad
       local id = store:submit("change-certify", { project = store.project, request = json.decode(p.request(candidate)),
                                                   trusted_target = p.target, method = "finite_paired" })
-      expected[id] = i % 2 == 0 and "observed_conformance" or "observed_violation"
+      expected[id] = i % 2 == 0 and "samples_conform" or "observed_violation"
     end
     local total = PROBES + CERTIFICATIONS
 
     -- The proxy one worker reaches the database through.
     local port_file = dir .. "/proxy.port"
-    local proxy = assert(vkit.sys.spawn_detached { exe = "/usr/bin/python3.11", cwd = dir, log = dir .. "/proxy.log",
+    proxy = assert(vkit.sys.spawn_detached { exe = "/usr/bin/python3.11", cwd = dir, log = dir .. "/proxy.log",
       argv = { "python3", vkit.root .. "/tests/support/tcp_proxy.py", ("%s/.s.PGSQL.%d"):format(server.socket, server.port),
                port_file }, env = { "PATH=/usr/bin:/bin" } })
+    proxy_pid = proxy
     assert.is_true(t.wait_for(function() return vkit.fs.lstat(port_file) ~= nil end, 60), "the proxy started")
     local proxied_url = ("postgresql://127.0.0.1:%s/%s?user=vkit_worker&passfile=%s"):format(t.slurp(port_file),
       db.name, server.passfile)
