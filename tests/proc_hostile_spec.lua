@@ -510,7 +510,7 @@ time.sleep(300)
       for n = 1, 3 do
         local dir_ = ("%s/attempts/%d"):format(run.dir, n)
         local record = store_mod.read_json(dir_ .. "/attempt.json")
-        assert.equal("lost", record.status)
+        assert.equal("abandoned", record.status)
         local worker = record.worker_pid
         local theirs
         for _, cg in ipairs(record.left_behind.stale_cgroups) do
