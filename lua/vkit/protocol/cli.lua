@@ -107,7 +107,7 @@ function M.replay(store, original, opts)
   local head = assert(repo:head())
   local id = store:submit("external-replay", {
     project = store.project, of_run = original.id, component = p.component, check_id = p.check_id, commit = head,
-    evidence_dir = ("%s/attempts/%d/evidence"):format(original.dir, last),
+    of_attempt = last,
   })
   store:ensure_worker()
   return M.report(store, { id }, opts)
