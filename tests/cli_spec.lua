@@ -75,8 +75,8 @@ describe("vkit (the binary)", function()
         .. "tree%-sitter 0%.%d+%.%d+ %(npm tree%-sitter, language ABI %d+, oldest compatible %d+%)\n"
         .. "tree%-sitter%-rust 0%.%d+%.%d+ %(npm tree%-sitter%-rust, ABI %d+%)\n$", r.stdout)
       local as_json = vkit.json.decode(t.vkit({ "version", "--json" }).stdout)
-      assert.equal(vkit.ts.identity().runtime.version, as_json["tree-sitter"].version)
-      assert.equal(vkit.ts.identity().grammar.version, as_json["tree-sitter-rust"].version)
+      assert.equal(require("vkit.ts").identity().runtime.version, as_json["tree-sitter"].version)
+      assert.equal(require("vkit.ts").identity().grammar.version, as_json["tree-sitter-rust"].version)
       assert.equal(vkit.version, as_json.vkit.version)
     end)
 
