@@ -122,6 +122,7 @@ function M.print_human(shadow, print)
   for _, m in ipairs(shadow.methods) do
     print(("  %-16s %-24s report %s"):format(m.method, m.result, m.report))
     if json.kind(m.coverage) == "object" then print("    " .. m.coverage.statement) end
+    if type(m.message) == "string" then print(("    %s: %s"):format(tostring(m.reason), m.message)) end
     for _, cut in ipairs(json.kind(m.cuts) == "array" and m.cuts or {}) do print("    " .. coverage.cut_sentence(cut)) end
   end
   if shadow.error ~= json.null and shadow.error then print("error: " .. shadow.error) end
