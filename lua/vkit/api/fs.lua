@@ -34,7 +34,7 @@ M.walk = fs.walk
 -- @int[opt] max_bytes the cap; default `policies/api.lua` `fs_read_max_bytes` (16 MiB)
 -- @tparam[opt] table opts `{nofollow = true}`: refuse a final symbolic link
 -- @treturn string the bytes
--- @return nil, message, code: `too-large`, `not-a-regular-file`, `ELOOP`, `ENOENT`, ...
+-- @return nil, message, code: `too-large`, `not-a-regular-file` (also a link, with nofollow), `ENOENT`, ...
 function M.read(path, max_bytes, opts)
   return fs.read(path, max_bytes == nil and policy.fs_read_max_bytes or max_bytes, opts)
 end

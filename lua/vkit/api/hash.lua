@@ -18,10 +18,10 @@ M.sha256 = hash.sha256
 -- A FIFO or device is refused without blocking on it.
 -- @function file
 -- @string path the file
--- @tparam[opt] table opts `{nofollow = true}`: refuse a symbolic link (`ELOOP`)
+-- @tparam[opt] table opts `{nofollow = true}`: refuse a symbolic link (`not-a-regular-file`)
 -- @treturn string 64 lowercase hex digits
 -- @treturn integer the size in bytes
--- @return nil, message, code: `not-a-regular-file`, `ENOENT`, `EACCES`, `ELOOP`, ...
+-- @return nil, message, code: `not-a-regular-file`, `ENOENT`, `EACCES`, ...
 M.file = hash.file
 
 --- A new incremental hasher.
