@@ -5,6 +5,7 @@
 #   make test-loaded  the suite 5 times under stress-ng (every core busy)
 #   make sanitize   build ./vkit-asan (ASan + UBSan) and run the specs with it
 #   make demo       run the main job on the bundled example
+#   make demo-external  an external solver/checker pair through vkit verify
 #   make bench      run the benchmarks in bench/
 #   make docs       the Lua API reference (LDoc) in build/docs/api/
 #   make install PREFIX=/usr/local
@@ -50,7 +51,7 @@ SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/lib/vkit_%.so)
 ASAN_SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/asan-lib/vkit_%.so)
 ASAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 
-.PHONY: all deps test test-loaded sanitize sanitize-build demo bench docs install clean
+.PHONY: all deps test test-loaded sanitize sanitize-build demo demo-external bench docs install clean
 all: vkit
 
 # Fragments (mk/*.mk) add vendored objects to EXTRA_OBJECTS / ASAN_EXTRA_OBJECTS,
@@ -132,6 +133,11 @@ sanitize: vkit vkit-asan
 # Python and TypeScript (examples/certify.lua builds the demo repository).
 demo: vkit typescript
 	./vkit script examples/certify.lua
+
+# The external verifier protocol on the bundled backend: z3 produces,
+# cvc5 re-checks and writes the receipt (examples/external/demo.lua).
+demo-external: vkit
+	./vkit script examples/external/demo.lua
 
 bench: vkit
 	@for b in bench/*.lua; do echo "== $$b"; ./vkit script $$b || exit 1; done
