@@ -8,7 +8,7 @@
 #   make demo-external  an external solver/checker pair through vkit verify
 #   make bench      run the benchmarks in bench/
 #   make docs       the Lua API reference (LDoc) in build/docs/api/
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (make uninstall PREFIX=... removes it)
 #   make clean
 
 PREFIX   ?= /usr/local
@@ -51,7 +51,7 @@ SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/lib/vkit_%.so)
 ASAN_SHARED_OBJECTS := $(SHARED_MODULES:%=$(BUILD)/asan-lib/vkit_%.so)
 ASAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1
 
-.PHONY: all deps test test-loaded sanitize sanitize-build demo demo-external bench docs install clean
+.PHONY: all deps test test-loaded sanitize sanitize-build demo demo-external bench docs install uninstall clean
 all: vkit
 
 # Fragments (mk/*.mk) add vendored objects to EXTRA_OBJECTS / ASAN_EXTRA_OBJECTS,
@@ -151,12 +151,18 @@ docs: $(BUILD)/.deps
 	cd docs && ldoc --dir $(abspath $(DOCS_DIR)) . >/dev/null
 	@echo "the API reference: $(DOCS_DIR)/index.html"
 
-install: vkit
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vkit $(DESTDIR)$(PREFIX)/lib/vkit
-	install -m 0755 vkit $(DESTDIR)$(PREFIX)/bin/vkit
-	install -m 0644 $(SHARED_OBJECTS) $(DESTDIR)$(PREFIX)/lib/vkit/
-	rm -rf $(DESTDIR)$(PREFIX)/share/vkit/lua $(DESTDIR)$(PREFIX)/share/vkit/policies
-	cp -R lua policies $(DESTDIR)$(PREFIX)/share/vkit/
+# Everything an installed vkit needs (scripts/install.lua says where each
+# part goes and records it in PREFIX/share/vkit/install-manifest.txt); the
+# man page and the bash completion are generated from each command's
+# --help.  `make uninstall` removes exactly what the manifest lists.
+install: vkit typescript docs
+	@mkdir -p $(BUILD)/man $(BUILD)/completion
+	./vkit script scripts/manual.lua man $(BUILD)/man/vkit.1
+	./vkit script scripts/manual.lua bash $(BUILD)/completion/vkit
+	./vkit script scripts/install.lua install "$(DESTDIR)$(PREFIX)"
+
+uninstall: vkit
+	./vkit script scripts/install.lua uninstall "$(DESTDIR)$(PREFIX)"
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/asan $(BUILD)/pic $(BUILD)/asan-pic $(BUILD)/lib $(BUILD)/asan-lib \
