@@ -187,6 +187,20 @@ describe("the public Lua API", function()
     assert.is_true(scripts >= 5)
   end)
 
+  it("runs the whole script docs/api.md shows, and prints what it says", function()
+    local doc = assert(vkit.fs.read(ROOT .. "/docs/api.md"))
+    local script, expected = doc:match "\n```lua\n(.-\n)```\n.-\n```text\n(.-\n)```\n"
+    assert.is_string(script)
+    local dir, cleanup = t.tempdir()
+    t.write(dir .. "/certify.lua", script)
+    local r = t.vkit({ "script", dir .. "/certify.lua", dir .. "/project" }, nil, { cd = dir })
+    t.kill_workers(dir .. "/project")
+    cleanup()
+    assert.equal(0, r.code, r.stdout .. r.stderr)
+    local ok, missing = require("tests.support.transcript").shows(r.stdout, expected)
+    assert(ok, ("docs/api.md's script does not print %q:\n%s"):format(tostring(missing), r.stdout))
+  end)
+
   it("builds the HTML reference with make docs", function()
     local dir, cleanup = t.tempdir()
     local ok = os.execute(("make -s -C %s docs DOCS_DIR=%s >%s 2>&1"):format(t.quote(ROOT), t.quote(dir .. "/api"),

@@ -6,6 +6,7 @@
 -- for byte, so the tutorial and examples/external cannot drift apart.
 local vkit = require "vkit"
 local t = require "tests.support.run"
+local shows = require("tests.support.transcript").shows
 
 local TUTORIAL = vkit.root .. "/docs/tutorial.md"
 
@@ -27,27 +28,6 @@ local function steps(list)
     end
   end
   return out
-end
-
--- A line of expected output as an anchored Lua pattern; "…" matches anything.
-local function pattern(line)
-  local parts = {}
-  for piece in (line .. "…"):gmatch "(.-)…" do parts[#parts + 1] = (piece:gsub("%p", "%%%0")) end
-  return "^" .. table.concat(parts, ".-") .. "%s*$"
-end
-
--- Whether every expected line matches an output line, in order; else the first that does not.
-local function shows(output, expected)
-  local lines = {}
-  for l in output:gmatch "[^\n]*" do lines[#lines + 1] = l end
-  local at = 1
-  for want in expected:gmatch "[^\n]+" do
-    local p = pattern(want)
-    while at <= #lines and not lines[at]:match(p) do at = at + 1 end
-    if at > #lines then return false, want end
-    at = at + 1
-  end
-  return true
 end
 
 -- The files the sh blocks write with `cat > PATH <<'EOF'`.
