@@ -11,6 +11,8 @@
  *   dir:read(rel, max_bytes)           -> bytes (a regular file, never a link)
  *   dir:lstat(rel)                     -> {kind, type, mode, size, nlink, mtime, target?}
  *   dir:rename(from, to)               -> true  (never replaces: EEXIST)
+ *   dir:at_path()                      -> true | nil, msg, "moved" (the path no
+ *                                         longer names this directory)
  *   dir:close()
  *
  * Every rel is resolved beneath the handle's descriptor one component at a
@@ -266,6 +268,26 @@ static int dir_rename(lua_State *L) {
   return 1;
 }
 
+/* Whether the path the handle was opened as still names its directory (the
+ * same device and inode, not through a link at the last component): a
+ * directory moved elsewhere keeps its handle, so writes through it would
+ * land wherever it went. */
+static int dir_at_path(lua_State *L) {
+  Dir *d = check_dir(L);
+  struct stat here, there;
+  if (fstat(d->fd, &here) != 0) return vkit_fail_errno(L, errno, d->path);
+  if (lstat(d->path, &there) != 0) {
+    if (errno == ENOENT) return vkit_fail(L, "moved", "%s: the directory is no longer there", d->path);
+    return vkit_fail_errno(L, errno, d->path);
+  }
+  if (S_ISLNK(there.st_mode))
+    return vkit_fail(L, "moved", "%s: is now a symbolic link, not the directory it was", d->path);
+  if (here.st_dev != there.st_dev || here.st_ino != there.st_ino)
+    return vkit_fail(L, "moved", "%s: now names another file than the directory it was", d->path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static int dir_path(lua_State *L) {
   Dir *d = luaL_checkudata(L, 1, DIR_HANDLE);
   lua_pushstring(L, d->path);
@@ -288,6 +310,7 @@ static int dir_tostring(lua_State *L) {
 static const luaL_Reg dir_methods[] = {
   {"sub", dir_sub},     {"mkdir", dir_mkdir}, {"mkdirs", dir_mkdirs}, {"write_atomic", dir_write_atomic},
   {"read", dir_read},   {"lstat", dir_lstat}, {"rename", dir_rename}, {"path", dir_path},
+  {"at_path", dir_at_path},
   {"close", dir_close}, {NULL, NULL}};
 static const luaL_Reg dir_meta[] = {
   {"__gc", dir_close}, {"__close", dir_close}, {"__tostring", dir_tostring}, {NULL, NULL}};

@@ -8,6 +8,9 @@
  *   canceller()            -> token
  *   landlock_abi()         -> N (0 when the kernel has no Landlock)
  *   cgroup_available()     -> true | false, reason
+ *   reap_stale_cgroups(kill_wait_ms) -> {{path, owner_pid, killed,
+ *                             surviving, removed, error}, ...}: the cgroups
+ *                             of dead vkit processes, emptied and removed
  *
  * spec (every field but stdin, pins, rlimits, sandbox, cancel is required):
  *   argv        array of strings (argv[1] becomes the child's argv[0])
@@ -497,7 +500,8 @@ static void finish(lua_State *L, int h, Run *r) {
   close_fd(&r->err_fd);
   r->phase = PHASE_DONE;
   push_result(L, r);
-  set_str(L, "containment", r->cg_used ? "cgroup" : "process-tree");
+  /* "cgroup" only when the cgroup held the whole tree to the end */
+  set_str(L, "containment", r->cg_used && !r->escaped ? "cgroup" : "best-effort");
   lua_setiuservalue(L, h, UV_RESULT);
   free(r->out.p);
   free(r->err.p);
@@ -515,7 +519,7 @@ static int step(Run *r, ms_t until) {
     }
     if (r->phase == PHASE_TERMINATING && !r->kill_sent && now >= r->kill_at) kill_now(r);
     if (now >= r->next_reap) {
-      tree_reap_orphans(r);
+      tree_reap_orphans();
       r->next_reap = now + r->reap_interval;
     }
     struct pollfd p[5];
@@ -814,6 +818,29 @@ static int p_cgroup_available(lua_State *L) {
   return 2;
 }
 
+/* reap_stale_cgroups(kill_wait_ms) -> {{path =, owner_pid =, killed =,
+ * surviving =, removed =, error =}, ...} */
+static void push_stale(void *ctx, const StaleCgroup *cg) {
+  lua_State *L = ctx;
+  lua_createtable(L, 0, 6);
+  set_str(L, "path", cg->path);
+  set_int(L, "owner_pid", cg->owner);
+  set_int(L, "killed", cg->killed);
+  set_int(L, "surviving", cg->surviving);
+  lua_pushboolean(L, cg->removed);
+  lua_setfield(L, -2, "removed");
+  if (cg->error[0]) set_str(L, "error", cg->error);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+}
+
+static int p_reap_stale_cgroups(lua_State *L) {
+  lua_Integer kill_wait = luaL_checkinteger(L, 1);
+  luaL_argcheck(L, kill_wait >= 0, 1, "kill_wait_ms must be >= 0");
+  lua_newtable(L);
+  cg_reap_stale(kill_wait, push_stale, L);
+  return 1;
+}
+
 static const luaL_Reg run_methods[] = {
   {"wait", r_wait}, {"cancel", r_cancel}, {"pid", r_pid}, {"close", r_close}, {NULL, NULL}};
 static const luaL_Reg run_meta[] = {{"__gc", r_gc}, {"__close", r_close}, {NULL, NULL}};
@@ -825,7 +852,7 @@ static const luaL_Reg token_meta[] = {{"__gc", t_disarm}, {"__close", t_disarm},
 
 static const luaL_Reg process_funcs[] = {
   {"spawn", p_spawn}, {"open_executable", e_open}, {"canceller", t_new}, {"landlock_abi", p_landlock_abi},
-  {"cgroup_available", p_cgroup_available}, {NULL, NULL}};
+  {"cgroup_available", p_cgroup_available}, {"reap_stale_cgroups", p_reap_stale_cgroups}, {NULL, NULL}};
 
 int luaopen_vkit_process(lua_State *L) {
   vkit_newclass(L, PROCESS, run_methods, run_meta);

@@ -7,7 +7,9 @@
  *                     pins, the exe descriptor, Landlock, pipes, clone, the
  *                     child's set-up and the hold at its first instruction
  *   process_tree.c    containment: the subreaper, per-run cgroups, finding,
- *                     killing and reaping every descendant
+ *                     killing and reaping every descendant, stale cgroups
+ *   process_keeper.c  the keeper: a per-run subreaper process between vkit
+ *                     and the root of a run that has no cgroup
  *
  * None of these knows a protocol or a policy; every limit arrives in the spec.
  */
@@ -18,9 +20,27 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 typedef int64_t ms_t;
+
+/* System calls and constants newer than Debian 12's headers (x86-64 and
+ * the generic table agree on these numbers); after <sys/wait.h>, whose
+ * idtype_t may name P_PIDFD itself. */
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 /* Milliseconds on CLOCK_MONOTONIC: every deadline is measured on it. */
 ms_t proc_now_ms(void);
@@ -91,8 +111,72 @@ void tree_kill_descendants(Run *r, ms_t until);
 void run_collect(Run *r);
 
 /* Reaps zombie children of this process that belong to run trees (never
- * foreign children such as io.popen's, never another run's root). */
-void tree_reap_orphans(Run *r);
+ * foreign children such as io.popen's, never a run's unreaped root). */
+void tree_reap_orphans(void);
+
+/* Reaps a run's root through its pidfd once it is our child; 1 when reaped. */
+int tree_reap_root(Run *r);
+
+/* Leaves a child of ours alone for good (a daemon vkit.sys started: it is
+ * re-parented to us, a subreaper, and is no run's). */
+void tree_disown(pid_t pid);
+
+/* In the environment of every daemon vkit.sys.spawn_detached starts, in
+ * whichever vkit process: a subreaper that is handed one as an orphan
+ * leaves it alone. */
+#define DETACHED_MARK "VKIT_DETACHED=1"
+
+/* ---- the chase, shared by vkit and the keepers --------------------------- */
+
+/* How a process found among our children is treated by a chase. */
+enum { CLAIM_SKIP, CLAIM_THIS, CLAIM_STRAY };
+
+typedef struct PidSet {
+  pid_t *v;
+  size_t n, cap;
+} PidSet;
+
+void pidset_add(PidSet *s, pid_t p);
+int pidset_has(const PidSet *s, pid_t p);
+
+typedef struct ProcStat {
+  char state;
+  pid_t ppid, pgid, sid;
+  unsigned long long start; /* clock ticks after boot */
+} ProcStat;
+
+/* /proc/<pid>/stat; 0, or -1 when the process is gone. */
+int proc_stat(pid_t pid, ProcStat *st);
+
+typedef struct Chase {
+  /* which of our live or dead children the chase is about */
+  int (*claim)(void *ctx, pid_t pid, const ProcStat *st);
+  void *ctx;
+  PidSet killed;  /* CLAIM_THIS processes killed (or found killed) */
+  PidSet strays;  /* CLAIM_STRAY processes killed */
+  int surviving;  /* CLAIM_THIS processes alive when `until` passed */
+  int stray_surviving;
+} Chase;
+
+/* Kills every claimed child of this process and, below each, every process
+ * it had when it was killed, reaping as they die, until a pass finds none
+ * alive and reaps none (the tree is empty) or `until` passes.  Returns 1
+ * when the tree was found empty. */
+int chase(Chase *c, ms_t until);
+
+/* Finds, beside this process's cgroup, the cgroups vkit-<pid> of vkit
+ * processes that are gone (the pid is free, or now names a process started
+ * after the cgroup was made), kills what is left in them and removes them.
+ * Each is reported through `found` (path, owner pid, processes killed,
+ * processes still there after `kill_wait` ms, removed or not, why not). */
+typedef struct StaleCgroup {
+  char path[PATH_MAX];
+  pid_t owner;
+  int killed, surviving, removed;
+  char error[256];
+} StaleCgroup;
+typedef void (*StaleFound)(void *ctx, const StaleCgroup *cg);
+void cg_reap_stale(ms_t kill_wait, StaleFound found, void *ctx);
 
 /* ---- one run ---------------------------------------------------------- */
 
@@ -122,6 +206,8 @@ struct Run {
   struct Token *token;             /* pinned by a uservalue */
   CgSlot *cg;
   int cg_used;                     /* the child joined its cgroup */
+  int escaped;                     /* a process outside its cgroup was found */
+  struct Keeper *keeper;           /* runs without a cgroup: the root's parent */
   int descendants_killed, descendants_surviving;
   char exe_sha256[65];
   char sandbox[32];
@@ -159,9 +245,60 @@ typedef struct LaunchSpec {
 
 enum { CG_OFF, CG_AUTO, CG_REQUIRED };
 
-/* Starts the run: on success fills r (pid, pidfd, pipes, cgroup, exe hash,
- * sandbox) and returns 0; otherwise fills *why and returns -1. */
+/* Starts the run: on success fills r (pid, pidfd, pipes, cgroup or keeper,
+ * exe hash, sandbox) and returns 0; otherwise fills *why and returns -1. */
 int launch(const LaunchSpec *spec, Run *r, Refusal *why);
+
+/* What a launch has prepared for the clone: the descriptors the child gets
+ * and what it is checked against. */
+typedef struct Start {
+  const LaunchSpec *s;
+  int exe_fd, in_fd, out_fd, err_fd, ruleset_fd;
+  CgSlot *cg;
+  int cgroup_required;
+  int prehashed;                   /* the exe was hashed before the launch too */
+  ms_t kill_wait;
+} Start;
+
+/* The child, once run_start returned. */
+typedef struct Started {
+  pid_t pid;
+  int pidfd;
+  int joined, held;
+  int waited;                      /* it ended during the launch and was reaped */
+  char exe_sha256[65];
+} Started;
+
+enum { RS_OK = 0, RS_NONE = -1, RS_DISCARD = -2 };
+
+/* Clones the child, holds it at its first instruction, hashes and checks
+ * the executable and lets it run: RS_OK.  RS_NONE: nothing was started.
+ * RS_DISCARD: a child was started but refused (*why); the caller kills and
+ * collects it.  Runs in vkit, or in a keeper for runs without a cgroup. */
+int run_start(const Start *st, Started *out, Refusal *why);
+
+/* Learns from a started child whether the hold works here. */
+void hold_learn(int held);
+
+/* ---- keepers: process_keeper.c ---------------------------------------- */
+
+/* Starts the run through a keeper: 0, or -1 with *why. */
+int keeper_launch(const Start *st, Run *r, Refusal *why);
+
+/* Ends a keeper run: the root is killed, the keeper kills every process
+ * left in its tree and reports the root's status and rusage and what it
+ * killed; if it does not report by `until` (plus a grace), vkit kills the
+ * keeper and takes the tree over. */
+void keeper_collect(Run *r, ms_t until);
+
+/* os.exit: ends every keeper run (bounded by `until`). */
+void keeper_exit_all(ms_t until);
+
+/* Whether pid is one of our keepers (never a stray). */
+int keeper_is(pid_t pid);
+
+/* A dead keeper of a finished run was reaped: forget it. */
+void keeper_reaped(pid_t pid);
 
 /* SHA-256 of a descriptor's whole contents (from offset 0) as hex. 0/errno. */
 int hash_fd_hex(int fd, char hex[65]);

@@ -48,15 +48,6 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
-#ifndef SYS_close_range
-#define SYS_close_range 436
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #define SYS_landlock_add_rule 445
@@ -459,21 +450,108 @@ static void refuse_stage(Refusal *why, const LaunchSpec *s, int stage, int err) 
   }
 }
 
-/* Kills what was started and collects it (launch refused after clone). */
-static void discard(Run *r) {
-  syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
-  run_collect(r);
-}
-
 /* Whether PTRACE_TRACEME works here: learnt from the first child. */
 static int hold_works = -1;
+
+void hold_learn(int held) {
+  if (hold_works < 0) hold_works = held;
+}
+
+int run_start(const Start *st, Started *o, Refusal *why) {
+  const LaunchSpec *s = st->s;
+  const size_t stack_size = 64 * 1024;
+  int rc = RS_DISCARD, e;
+  memset(o, 0, sizeof *o);
+  o->pidfd = -1;
+  void *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
+    refuse(why, "launch-failed", "spawn-failed", errno, "cannot map the child's stack: %s", strerror(errno));
+    return RS_NONE;
+  }
+  struct rlimit nofile;
+  getrlimit(RLIMIT_NOFILE, &nofile);
+  Child c = {.s = s, .exe_fd = st->exe_fd, .in_fd = st->in_fd, .out_fd = st->out_fd, .err_fd = st->err_fd,
+             .procs_fd = -1, .ruleset_fd = st->ruleset_fd,
+             .max_fd = nofile.rlim_cur > 65536 ? 65536 : (int)nofile.rlim_cur,
+             .parent = getpid(), .try_hold = hold_works != 0};
+  sigset_t all, old;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);
+  pid_t pid = start_child(&c, stack, stack_size, st->cg, &o->pidfd);
+  e = errno;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  munmap(stack, stack_size); /* the child has exec'd or exited: it is free */
+  if (pid < 0) {
+    refuse(why, "launch-failed", "spawn-failed", e, "clone failed: %s", strerror(e));
+    return RS_NONE;
+  }
+  o->pid = pid;
+  o->joined = st->cg && c.joined;
+  o->held = c.held;
+  if (st->cgroup_required && !o->joined && c.stage == STAGE_OK) {
+    refuse(why, "launch-failed", "cgroup-unavailable", 0, "the child could not join its cgroup");
+    return RS_DISCARD;
+  }
+  if (c.stage != STAGE_OK) {
+    refuse_stage(why, s, c.stage, c.err);
+    return RS_DISCARD;
+  }
+  hold_learn(c.held);
+  if (c.held) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    long w = syscall(SYS_waitid, P_PIDFD, o->pidfd, &si, WEXITED | WSTOPPED, NULL);
+    if (w != 0 || si.si_code != CLD_TRAPPED) {
+      /* Killed before its first instruction (not by us): it ran nothing. */
+      refuse(why, "launch-failed", "spawn-failed", w != 0 ? errno : 0,
+             "the child of %s ended before its first instruction", s->exe_path);
+      o->waited = w == 0;
+      return RS_DISCARD;
+    }
+  }
+  /* Held at its first instruction, or just exec'd: either way the image can
+   * no longer be written, so this is the hash of the bytes that run. */
+  if ((e = hash_fd_hex(st->exe_fd, o->exe_sha256)) != 0) {
+    refuse(why, "launch-failed", "exe-unavailable", e, "cannot hash exe %s: %s", s->exe_path, strerror(e));
+  } else if (s->exe_sha256 && strcmp(s->exe_sha256, o->exe_sha256) != 0) {
+    /* Unheld and checked before the launch too: it changed in between. */
+    pin_mismatch(why, st->prehashed ? "exe-changed-during-launch" : "exe-sha256-mismatch", "exe", s->exe_path,
+                 s->exe_sha256, o->exe_sha256);
+  } else if (c.held && ptrace(PTRACE_DETACH, pid, NULL, NULL) != 0) {
+    refuse(why, "launch-failed", "spawn-failed", errno, "cannot release the held child: %s", strerror(errno));
+  } else {
+    rc = RS_OK;
+  }
+  return rc;
+}
+
+/* The launch in this process: the child is ours, in its cgroup or not. */
+static int direct_launch(const Start *st, Run *r, Refusal *why) {
+  Started o;
+  int rc = run_start(st, &o, why);
+  if (rc == RS_NONE) return -1;
+  r->pid = o.pid;
+  r->pidfd = o.pidfd;
+  if (r->cg && !o.joined) {
+    /* The child could not join: it is contained by its process tree only. */
+    cg_release(r->cg);
+    r->cg = NULL;
+  }
+  tree_track(r);
+  if (rc == RS_DISCARD) {
+    r->waited = o.waited;
+    if (!o.waited) syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+    run_collect(r);
+    return -1;
+  }
+  memcpy(r->exe_sha256, o.exe_sha256, sizeof r->exe_sha256);
+  return 0;
+}
 
 int launch(const LaunchSpec *s, Run *r, Refusal *why) {
   int exe_fd = s->exe_fd, ruleset = -1, in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   int own_exe = 0, rc = -1, e;
   char pre[65] = "";
-  void *stack = MAP_FAILED;
-  const size_t stack_size = 64 * 1024;
   Refusal cg_why;
 
   snprintf(r->sandbox, sizeof r->sandbox, "none");
@@ -481,6 +559,7 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
     refuse(why, "launch-failed", "spawn-failed", e, "cannot become the subreaper of our children: %s", strerror(e));
     return -1;
   }
+  tree_reap_orphans(); /* zombies left since the last run */
   if (check_dependencies(s, why) != 0) return -1;
   if (exe_fd < 0) {
     if (open_exe(s->exe_path, &exe_fd, why) != 0) return -1;
@@ -507,86 +586,17 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
     refuse(why, "launch-failed", "spawn-failed", errno, "cannot create pipes: %s", strerror(errno));
     goto out;
   }
-  stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {
-    refuse(why, "launch-failed", "spawn-failed", errno, "cannot map the child's stack: %s", strerror(errno));
-    goto out;
-  }
-  struct rlimit nofile;
-  getrlimit(RLIMIT_NOFILE, &nofile);
-  Child c = {.s = s, .exe_fd = exe_fd, .in_fd = in[0], .out_fd = out[1], .err_fd = err[1],
-             .procs_fd = -1, .ruleset_fd = ruleset,
-             .max_fd = nofile.rlim_cur > 65536 ? 65536 : (int)nofile.rlim_cur,
-             .parent = getpid(), .try_hold = hold_works != 0};
-  sigset_t all, old;
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, &old);
-  int pidfd = -1;
+  Start st = {.s = s, .exe_fd = exe_fd, .in_fd = in[0], .out_fd = out[1], .err_fd = err[1], .ruleset_fd = ruleset,
+              .cg = r->cg, .cgroup_required = s->cgroup_mode == CG_REQUIRED, .prehashed = pre[0] != '\0',
+              .kill_wait = r->kill_wait};
   r->start = proc_now_ms();
-  pid_t pid = start_child(&c, stack, stack_size, r->cg, &pidfd);
-  e = errno;
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  if (pid < 0) {
-    refuse(why, "launch-failed", "spawn-failed", e, "clone failed: %s", strerror(e));
-    goto out;
-  }
-  r->pid = pid;
-  r->pidfd = pidfd;
-  if (r->cg && !c.joined) {
-    /* The child could not join: it is contained by its process tree only. */
-    cg_release(r->cg);
-    r->cg = NULL;
-  }
-  tree_track(r);
-  if (!r->cg && s->cgroup_mode == CG_REQUIRED && c.stage == STAGE_OK) {
-    refuse(why, "launch-failed", "cgroup-unavailable", 0, "the child could not join its cgroup");
-    discard(r);
-    goto out;
-  }
-  if (c.stage != STAGE_OK) {
-    refuse_stage(why, s, c.stage, c.err);
-    run_collect(r);
-    goto out;
-  }
-  if (hold_works < 0) hold_works = c.held;
-  if (c.held) {
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    long w = syscall(SYS_waitid, P_PIDFD, pidfd, &si, WEXITED | WSTOPPED, &r->ru);
-    if (w != 0 || si.si_code != CLD_TRAPPED) {
-      /* Killed before its first instruction (not by us): it ran nothing. */
-      refuse(why, "launch-failed", "spawn-failed", w != 0 ? errno : 0,
-             "the child of %s ended before its first instruction", s->exe_path);
-      r->waited = w == 0;
-      run_collect(r);
-      goto out;
-    }
-  }
-  /* Held at its first instruction, or just exec'd: either way the image can
-   * no longer be written, so this is the hash of the bytes that run. */
-  if ((e = hash_fd_hex(exe_fd, r->exe_sha256)) != 0) {
-    refuse(why, "launch-failed", "exe-unavailable", e, "cannot hash exe %s: %s", s->exe_path, strerror(e));
-    discard(r);
-    goto out;
-  }
-  if (s->exe_sha256 && strcmp(s->exe_sha256, r->exe_sha256) != 0) {
-    /* Unheld and checked before the launch too: it changed in between. */
-    pin_mismatch(why, pre[0] ? "exe-changed-during-launch" : "exe-sha256-mismatch", "exe", s->exe_path,
-                 s->exe_sha256, r->exe_sha256);
-    discard(r);
-    goto out;
-  }
-  if (c.held && ptrace(PTRACE_DETACH, pid, NULL, NULL) != 0) {
-    refuse(why, "launch-failed", "spawn-failed", errno, "cannot release the held child: %s", strerror(errno));
-    discard(r);
-    goto out;
-  }
+  /* Without a cgroup, the root gets a keeper of its own for a parent. */
+  if ((r->cg ? direct_launch(&st, r, why) : keeper_launch(&st, r, why)) != 0) goto out;
   r->in_fd = in[1], in[1] = -1;
   r->out_fd = out[0], out[0] = -1;
   r->err_fd = err[0], err[0] = -1;
   rc = 0;
 out:
-  if (stack != MAP_FAILED) munmap(stack, stack_size);
   if (rc != 0 && r->cg) {
     cg_release(r->cg);
     r->cg = NULL;

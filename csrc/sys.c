@@ -11,11 +11,16 @@
  *   spawn_detached{exe, argv, env, cwd, log} -> pid
  *                     a daemon: double fork, setsid, stdin /dev/null,
  *                     stdout+stderr appended to `log`, every other fd
- *                     closed, environment exactly `env`.  It is not
- *                     supervised (that is vkit.proc's job): it exists so a
- *                     job-store worker can outlive the command that queued
- *                     the job.  The pid returned is the daemon's.
+ *                     closed, environment exactly `env` plus
+ *                     VKIT_DETACHED=1.  It is not supervised (that is
+ *                     vkit.proc's job): it exists so a job-store worker can
+ *                     outlive the command that queued the job.  The pid
+ *                     returned is the daemon's.  An orphan is re-parented
+ *                     to the nearest subreaper, which may be another vkit
+ *                     (one that ran `vkit verify` through os.execute): the
+ *                     variable tells that vkit the daemon is no run's.
  */
+#include "process.h"
 #include "vkit.h"
 
 #include <fcntl.h>
@@ -112,6 +117,19 @@ static char **string_vector(lua_State *L, int idx, const char *field) {
   return v;
 }
 
+/* env (a NULL-terminated vector) with DETACHED_MARK added unless present,
+ * in a new userdata anchored on the stack. */
+static char **with_detached_mark(lua_State *L, char **env) {
+  size_t n = 0;
+  for (; env[n]; n++)
+    if (strcmp(env[n], DETACHED_MARK) == 0) return env;
+  char **out = lua_newuserdatauv(L, (n + 2) * sizeof *out, 0);
+  memcpy(out, env, n * sizeof *out);
+  out[n] = (char *)DETACHED_MARK;
+  out[n + 1] = NULL;
+  return out;
+}
+
 static int sys_spawn_detached(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "exe");
@@ -121,7 +139,7 @@ static int sys_spawn_detached(lua_State *L) {
   lua_getfield(L, 1, "log");
   const char *log = luaL_checkstring(L, -1);
   char **argv = string_vector(L, 1, "argv");
-  char **env = string_vector(L, 1, "env");
+  char **env = with_detached_mark(L, string_vector(L, 1, "env"));
   luaL_argcheck(L, exe[0] == '/', 1, "exe must be an absolute path");
   luaL_argcheck(L, argv[0] != NULL, 1, "argv must not be empty");
   int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -181,6 +199,9 @@ static int sys_spawn_detached(lua_State *L) {
   while (waitpid(first, &status, 0) < 0 && errno == EINTR) {}
   if (exec_err) return vkit_fail(L, vkit_errno_name(exec_err), "%s: %s", exe, strerror(exec_err));
   if (pid <= 0) return vkit_fail(L, "spawn-failed", "could not start %s", exe);
+  /* A subreaper gets the daemon back as its child once the intermediate
+   * exits: it is no run's, and vkit.process must leave it alone. */
+  tree_disown(pid);
   lua_pushinteger(L, pid);
   return 1;
 }

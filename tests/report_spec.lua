@@ -55,8 +55,16 @@ describe("run reports", function()
       assert.is_nil(html:find("\u{202e}", 1, true), "no bidi override reaches the page")
       assert.truthy(html:find("\\u202e", 1, true))
       local md = report.render(m, "md")
-      assert.is_nil(md:find("<script>", 1, true))
-      assert.is_nil(md:find("[link](", 1, true))
+      -- Inside a code span nothing is markup (CommonMark), and no backtick
+      -- in the text can end one; outside, nothing may be.
+      for span in md:gmatch "`([^`\n]*)`" do assert.is_nil(span:find("\n", 1, true)) end
+      local prose = md:gsub("`[^`\n]*`", "")
+      assert.is_nil(prose:find("<script>", 1, true))
+      assert.is_nil(prose:find("[link](", 1, true))
+      local _, ticks = md:gsub("`", "")
+      assert.equal(0, ticks % 2, "every code span is closed")
+      local markup = require "vkit.report.markup"
+      assert.equal("a'b [x] c", markup.md_code("a`b\n[x] c"), "a backtick cannot end a code span")
       assert.is_nil(md:find("\n# heading", 1, true), "a newline cannot start a heading")
       for _, line in ipairs { md:match "\n(| requirement |[^\n]*)" } do
         local _, pipes = line:gsub("[^\\]|", "")
@@ -172,6 +180,12 @@ describe("run reports", function()
         local model = json.decode(report_for "json")
         assert.same({ 77 }, model.domain.violating)
         assert.same({ { 0, 99 } }, model.domain.checked)
+        -- The REPL's run(id) loads the same: preflight, method reports, findings.
+        local session = ('r = run(%q)\nr.findings[1].input\nr.findings[1].method\nr.attempts[1].preflight.scope\n'
+          .. 'r.attempts[1].reports.exhaustive.report.inputs_checked\n#r.report.methods\n'):format(bad.run_id)
+        local repl = t.vkit({ "repl", "--project", project_path }, session)
+        assert.equal(0, repl.code, repl.stderr)
+        assert.equal('77\n"exhaustive"\n"request_preflight"\n100\n2\n', repl.stdout)
         local page = dir .. "/change.html"
         t.write(page, report_for "html")
         if browser.available() then
@@ -183,6 +197,25 @@ describe("run reports", function()
       end)
       intents.finish(p)
       assert(ok, err)
+    end)
+
+    it("report a VAC verification: structural only, every failure named, the replay not established", function()
+      local valid, refused = vkit.root .. "/fixtures/vac/valid/v01", vkit.root .. "/fixtures/vac/tampered/sha256-mismatch"
+      local r = t.vkit { "vac", "verify", valid, "--report", "md" }
+      assert.equal(0, r.code, r.stderr)
+      assert.matches("# vkit VAC structural verification `v01`: PASS", r.stdout, 1, true)
+      assert.matches("replay (not run by vkit): $ ", r.stdout, 1, true)
+      assert.matches("| `%x+` | %d+ | " .. valid:gsub("%p", "%%%0") .. "/vac%.json |", r.stdout)
+      local bad = t.vkit { "vac", "verify", refused, "--report", "junit" }
+      assert.equal(1, bad.code)
+      local junit = consume_junit(bad.stdout)
+      assert.same({ 1, 1 }, { junit.tests, junit.failures })
+      assert.matches("sha256%-mismatch: evidence/narrative%.json", junit.testsuite[1].testcase[1].failure[1].inner)
+      local out = dir .. "/vac.html"
+      assert.equal(1, t.vkit({ "vac", "verify", refused, "--report", "html", "--output", out }).code)
+      assert.matches('<span id="verdict" class="verdict fail" data%-passing="false">FAIL</span>', t.slurp(out))
+      assert.equal(2, t.vkit({ "vac", "verify", valid, refused, "--report", "md" }).code, "one bundle per report")
+      assert.equal(2, t.vkit({ "vac", "verify", valid, "--report", "pdf" }).code)
     end)
 
     it("render in headless Chromium: the verdict, each method, the domain strip, nothing run-supplied executed", function()

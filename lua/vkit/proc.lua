@@ -11,6 +11,7 @@
 --    open_executable(path) -> exe (exe:sha256(), exe:path()) | nil, message, code
 --    canceller([{signals = {"INT", "TERM"}}]) -> token
 --    capabilities()        -> {landlock_abi =, cgroup =, cgroup_reason =}
+--    reap_stale_cgroups()  -> {{path, owner_pid, killed, surviving, removed, error}, ...}
 local process = require "vkit.process"
 local policies = require "vkit.policy"
 
@@ -119,6 +120,15 @@ end
 function M.capabilities()
   local cgroup, reason = process.cgroup_available()
   return { landlock_abi = process.landlock_abi(), cgroup = cgroup, cgroup_reason = reason }
+end
+
+--- Kills what is left in the cgroups of vkit processes that are gone (a
+--  vkit killed by SIGKILL leaves its vkit-<pid> cgroup and whatever its runs
+--  left in it) and removes them: one record per cgroup found.  A cgroup whose
+--  maker's pid now names another process counts as gone; a live maker's is
+--  never touched.  Nothing is found where runs get no cgroup.
+function M.reap_stale_cgroups()
+  return process.reap_stale_cgroups(policies.proc.kill_wait_ms)
 end
 
 return M

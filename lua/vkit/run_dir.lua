@@ -119,8 +119,14 @@ function RunDir:lstat(rel)
 end
 
 --- Re-reads every file vkit wrote: one that is gone, is no longer a
---  regular file, or holds other bytes was changed by someone else.
+--  regular file, or holds other bytes was changed by someone else; and the
+--  directory itself must still be where it was (moved away, vkit's writes
+--  would have followed it out of the run).
 function RunDir:audit(when)
+  local here, why = self.handle:at_path()
+  if not here then
+    self.found[#self.found + 1] = { path = ".", kind = "moved", found_when = when, moved_to = json.null, error = why }
+  end
   for _, rel in ipairs(self.order) do
     local want = self.written[rel]
     local bytes, message = self.handle:read(rel, want.size)

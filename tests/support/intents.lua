@@ -148,9 +148,9 @@ function M.certify_cli(p, request_path, extra, as_json)
   if as_json then
     r.stdout = json.encode(shadow, { indent = 2 }) .. "\n"
   else
-    local lines = {}
-    change_cli.print_human(shadow, function(line) lines[#lines + 1] = line end)
-    r.stdout = table.concat(lines, "\n") .. "\n"
+    -- a finished run prints what it established (vkit change certify does)
+    local report = require "vkit.report"
+    r.stdout = report.render(assert(report.model(store, run)), "text")
   end
   r.code = change_cli.exit_code(run)
   return r

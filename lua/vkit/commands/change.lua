@@ -4,6 +4,7 @@ local args = require "vkit.args"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local change_cli = require "vkit.change.cli"
+local store_mod = require "vkit.store"
 local policy = require("vkit.policy").store
 
 local cli = require "vkit.cli"
@@ -111,7 +112,16 @@ return {
     if not id then return usage_error(message) end
     local run = change_cli.wait(store, id, opts.wait or 0, function(text) io.stderr:write(text) end)
     local shadow = change_cli.shadow(store, run)
-    if opts.json then print(json.encode(shadow, { indent = 2 })) else change_cli.print_human(shadow) end
+    if opts.json then
+      print(json.encode(shadow, { indent = 2 }))
+    elseif store_mod.TERMINAL[run.state.status] then
+      -- Done: what the run established, as `vkit run show` prints it.
+      local report = require "vkit.report"
+      io.stdout:write(report.render(assert(report.model(store, run)), "text",
+        require("vkit.terminal").style(io.stdout, false)))
+    else
+      change_cli.print_human(shadow)
+    end
     return change_cli.exit_code(run)
   end,
 }

@@ -7,6 +7,7 @@ local cli = require "vkit.cli"
 local HELP = {
   verify = [[
 usage: vkit vac verify BUNDLE... [--json]
+       vkit vac verify BUNDLE --report md|html|json|junit|text [--output FILE]
 
 Structural verification of VAC capability evidence bundles (SPEC §4): the
 manifest schema and draft gate, artifact presence, sha256 and closure,
@@ -24,6 +25,9 @@ options:
   --json     one JSON document on stdout: the verification object for one
              bundle, {"bundles": [...], "total": {...}} for several; errors
              as {"error": {"code", "message"}}
+  --report F the verification as a self-contained report (md, html, json,
+             junit or text: the run reports' formats), with the bundle's
+             files and their SHA-256; --output FILE writes it there
   --help     this text
 
 exit codes:
@@ -95,6 +99,7 @@ exit codes:
 
 local USAGE = [[
 usage: vkit vac verify BUNDLE... [--json]
+       vkit vac verify BUNDLE --report md|html|json|junit|text [--output FILE]
        vkit vac draft DIR [--json]
        vkit vac registry [--config FILE] [--out FILE] [--check-fetched DIR] [--json]
        vkit vac conformance CORPUS-DIR [--verbose] [--json]
@@ -141,14 +146,39 @@ local function parse(name, argv, spec)
   return opts
 end
 
+-- `vac verify BUNDLE --report FORMAT [--output FILE]`: the verification
+-- as a run report (vkit.report), for a review or a CI test view.
+local function verify_report(opts, result)
+  local report = require "vkit.report"
+  local known = false
+  for _, f in ipairs(report.FORMATS) do known = known or f == opts.report end
+  if not known then
+    return fail(opts, 2, "usage", ("--report must be one of %s"):format(table.concat(report.FORMATS, ", ")), "vac verify")
+  end
+  local doc = require("vkit.json").decode(output().json(result))
+  local text = report.render(report.vac_model(doc, opts[1]), opts.report)
+  if opts.output then
+    local ok, err = require("vkit.fs").write_atomic(opts.output, text)
+    if not ok then return fail(opts, 3, "unwritable", "cannot write the report: " .. err, "vac verify") end
+  else
+    io.stdout:write(text)
+  end
+  return result.verdict == "pass" and 0 or 1
+end
+
 local function verify(argv)
-  local opts, status = parse("verify", argv, { flags = { json = true }, min = 1, max = -1, names = "<bundle>..." })
+  local opts, status = parse("verify", argv, { flags = { json = true }, options = { report = "string", output = "string" },
+                                               min = 1, max = -1, names = "<bundle>..." })
   if not opts then return status end
   local vac = require "vkit.vac"
   local out = output()
+  if opts.report and #opts > 1 then
+    return fail(opts, 2, "usage", "--report takes one bundle", "vac verify")
+  end
   if #opts == 1 then
     local result, why, code = vac.verify(opts[1])
     if not result then return fail(opts, 2, code, why, "vac verify") end
+    if opts.report then return verify_report(opts, result) end
     io.stdout:write(opts.json and out.json(result) or out.text(result, out.style(io.stdout, opts.json)))
     return result.verdict == "pass" and 0 or 1
   end

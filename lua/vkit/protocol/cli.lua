@@ -4,6 +4,7 @@
 --   0 PASS (every check), 1 BLOCKED or cancelled, 2 usage,
 --   3 infrastructure failure (a run failed), 4 still pending after --wait.
 local json = require "vkit.json"
+local sys = require "vkit.sys"
 local git = require "vkit.git"
 local run = require "vkit.protocol.run"
 local store_mod = require "vkit.store"
@@ -60,29 +61,32 @@ function M.exit_code(runs)
   return code
 end
 
+--- Prints the runs after waiting up to opts.wait seconds for all of them
+--  (one bound for the lot): a finished run as what it established (the
+--  report's text view, with the PASS paragraph only for a PASS), one still
+--  going as its status.  Returns the exit status.
 function M.report(store, ids, opts)
+  local report = require "vkit.report"
+  local deadline = sys.monotonic_ms() + math.floor((opts.wait or 0) * 1000)
   local runs = {}
-  for i, id in ipairs(ids) do runs[i] = assert(store:wait(id, i == 1 and (opts.wait or 0) or 0)) end
+  for i, id in ipairs(ids) do
+    runs[i] = assert(store:wait(id, math.max(deadline - sys.monotonic_ms(), 0) / 1000))
+  end
   if opts.json then
     local out = json.array()
     for i, r in ipairs(runs) do out[i] = store:summary(r) end
     print(json.encode({ runs = out, establishes = M.ESTABLISHES, does_not_establish = M.DOES_NOT }, { indent = 2 }))
-  else
-    for _, r in ipairs(runs) do
-      local s, summary = r.state, r.state.summary
-      if s.status == "done" and summary ~= json.null then
-        print(("%s  %s  %s/%s: %s"):format(s.outcome, r.id, summary.component, summary.check_id, summary.message))
-        local sandbox = summary.sandbox
-        if type(sandbox) == "table" and (sandbox.producer or sandbox.checker) then
-          print(("  sandbox: producer %s, checker %s"):format(sandbox.producer or "not run", sandbox.checker or "not run"))
-        end
-      else
-        print(("%s  %s  %s%s"):format(s.status:upper(), r.id, r.job.payload.check_id or "",
-          s.error ~= json.null and (": " .. s.error) or ""))
-      end
+    return M.exit_code(runs)
+  end
+  local style = require("vkit.terminal").style(io.stdout, false)
+  for _, r in ipairs(runs) do
+    local model = store_mod.TERMINAL[r.state.status] and report.model(store, r)
+    if model then
+      io.stdout:write(report.render(model, "text", style))
+    else
+      print(("%s  %s  %s: queued or running; `vkit run wait --run %s` follows it"):format(r.state.status:upper(), r.id,
+        r.job.payload.check_id or "", r.id))
     end
-    print(M.ESTABLISHES)
-    print(M.DOES_NOT)
   end
   return M.exit_code(runs)
 end

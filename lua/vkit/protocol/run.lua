@@ -121,7 +121,8 @@ end
 
 -- The process record retained in logs/<role>.json.
 local RECORD_FIELDS = { "status", "code", "signal", "truncated", "wall_ms", "user_ms", "sys_ms", "max_rss_kb",
-                        "descendants_killed", "exe_sha256", "sandbox", "containment", "error", "message" }
+                        "descendants_killed", "descendants_surviving", "exe_sha256", "sandbox", "containment", "error",
+                        "message" }
 
 local function retain_process(rd, role, result)
   rd:write(("logs/%s.stdout"):format(role), result.stdout or "")
@@ -355,10 +356,15 @@ local function tampered(rd, verdict)
   local found = rd:tampering()
   if #found == 0 or verdict.reason == "run-dir-tampered" then return verdict end
   local first = found[1]
-  local what = first.kind == "changed"
-    and ("%s was changed after vkit wrote it (found when %s: %s)"):format(first.path, first.found_when, first.error)
-    or ("%s was a %s when vkit was %s (kept as %s)"):format(first.path, first.kind, first.found_when,
+  local what
+  if first.kind == "changed" then
+    what = ("%s was changed after vkit wrote it (found when %s: %s)"):format(first.path, first.found_when, first.error)
+  elseif first.kind == "moved" then
+    what = ("the attempt directory was moved away (found when %s: %s)"):format(first.found_when, first.error)
+  else
+    what = ("%s was a %s when vkit was %s (kept as %s)"):format(first.path, first.kind, first.found_when,
       tostring(first.moved_to))
+  end
   return blocked("run-dir-tampered", "the run directory was tampered with: %s%s", what,
     verdict.reason and ("; the verdict before: %s %s"):format(verdict.outcome, verdict.reason) or "")
 end
@@ -437,6 +443,9 @@ function M.run_check(payload, ctx, run_id)
   if produced.status == "cancelled" then return finish(rd, resolved, frozen, blocked("cancelled", "cancelled")) end
   local failed = process_failure("producer", produced)
   if failed then return finish(rd, resolved, frozen, failed) end
+  rd:audit "the producer had run"
+  -- A directory tampered with by the producer is no place to check in.
+  if #rd:tampering() > 0 then return finish(rd, resolved, frozen, { outcome = "BLOCKED" }) end
   -- The snapshot the producer ran in must be exactly the frozen input: a
   -- file it added there (a package directory, a __pycache__) must never
   -- reach the checker, and changing its inputs is a changed run.

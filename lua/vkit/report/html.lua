@@ -88,8 +88,9 @@ function M.render(model)
   add(out, "</table>")
   for _, m in ipairs(model.methods) do
     if #m.findings > 0 or (m.notes and #m.notes > 0) then
-      add(out, ('<h2>%s: findings (%d)</h2><ul class="findings" data-method="%s">'):format(h(m.name),
-        m.findings_total or #m.findings, h(m.name)))
+      local total = m.findings_total or #m.findings
+      add(out, ('<h2>%s: %s</h2><ul class="findings" data-method="%s">'):format(h(m.name),
+        total > 0 and ("findings (%d)"):format(total) or "notes", h(m.name)))
       for i, f in ipairs(m.findings) do
         if i > M.FINDINGS_SHOWN then
           add(out, ("<li>… and %d more (see the JSON report)</li>"):format((m.findings_total or #m.findings) - M.FINDINGS_SHOWN))

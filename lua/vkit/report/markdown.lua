@@ -2,7 +2,8 @@
 --  the verdict, what was verified, each method with its coverage and
 --  findings, what is and is not established, and the retained artifacts
 --  with their SHA-256.  Run-supplied text is escaped (markup.md).
-local md = require("vkit.report.markup").md
+local markup = require "vkit.report.markup"
+local md, code = markup.md, markup.md_code
 
 local M = {}
 
@@ -37,7 +38,8 @@ function M.render(model)
   add(out, "")
   for _, m in ipairs(model.methods) do
     if #m.findings > 0 or (m.notes and #m.notes > 0) then
-      add(out, ("### %s: findings (%d)"):format(md(m.name), m.findings_total or #m.findings))
+      local total = m.findings_total or #m.findings
+      add(out, total > 0 and ("### %s: findings (%d)"):format(md(m.name), total) or ("### %s: notes"):format(md(m.name)))
       add(out, "")
       for i, f in ipairs(m.findings) do
         if i > M.FINDINGS_SHOWN then
@@ -45,7 +47,7 @@ function M.render(model)
           break
         end
         add(out, ("- **%s**: %s"):format(md(f.title), md(f.detail or "")))
-        for _, field in ipairs(f.fields or {}) do add(out, ("  - %s: `%s`"):format(md(field.label), md(field.value))) end
+        for _, field in ipairs(f.fields or {}) do add(out, ("  - %s: `%s`"):format(md(field.label), code(field.value))) end
       end
       for _, step in ipairs(m.notes or {}) do add(out, "- " .. md(step)) end
       add(out, "")
@@ -67,7 +69,7 @@ function M.render(model)
     add(out, "|---|---:|---|")
     for _, a in ipairs(model.artifacts) do
       local note = a.missing and " (gone)" or a.changed and " (**changed since the run recorded it**)" or ""
-      add(out, ("| `%s` | %s | %s%s |"):format(a.missing and "-" or a.sha256, a.missing and "-" or tostring(a.size),
+      add(out, ("| `%s` | %s | %s%s |"):format(a.missing and "-" or code(a.sha256), a.missing and "-" or tostring(a.size),
         md(a.path), note))
     end
     add(out, "")

@@ -51,4 +51,10 @@ function M.md(s)
   return s
 end
 
+--- Text for a Markdown code span (`...`): nothing inside one is markup, so
+--  nothing is backslash-escaped; a backtick, which would end it, becomes '.
+function M.md_code(s)
+  return (visible_controls(tostring(s)):gsub("[\r\n]+", " "):gsub("`", "'"))
+end
+
 return M

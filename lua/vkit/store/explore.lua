@@ -3,9 +3,10 @@
 --   runs([n])   the n most recent runs (default 20), as summaries; the REPL
 --               prints the list as a compact table like `vkit run list`
 --               (runs()[1] is still the whole summary)
---   run(id)     one run: state, job, coverage (certifications), and per
---               attempt its record, result, checker request, receipt,
---               evidence digests and logs
+--   run(id)     one run: state, job, coverage and findings (certifications),
+--               report (vkit.report's model), and per attempt its record,
+--               result, checker request, receipt, evidence digests and logs,
+--               or its preflight, certification and method reports
 --   pp(value)   pretty-prints any value
 --   store       the project's job store
 local json = require "vkit.json"
@@ -26,7 +27,18 @@ local function read_text(path)
   return fs.read(path, CAP, { nofollow = true })
 end
 
---- Everything retained in one attempt directory.
+-- The method reports a certification attempt retains, per method.
+local METHOD_REPORTS = {
+  finite_paired = { analysis = "finite_paired/change-analysis.v1.json",
+                    paired = "finite_paired/paired-execution-report.v1.json" },
+  exhaustive = { report = "exhaustive/exhaustive-report.v1.json" },
+  rust_exhaustive = { report = "rust_exhaustive/rust-exhaustive-report.v1.json" },
+  rust_kani = { report = "rust_kani/kani-report.v1.json" },
+}
+
+--- Everything retained in one attempt directory: an external check's
+--  result, request, receipt, evidence and logs; a certification's
+--  preflight, certification record and each method's reports.
 function M.attempt(dir)
   local a = {
     dir = dir,
@@ -35,8 +47,20 @@ function M.attempt(dir)
     job = read_json(dir .. "/job.json"),
     request = read_json(dir .. "/checker/request.json"),
     receipt = read_json(dir .. "/checker/receipt.json"),
+    preflight = read_json(dir .. "/preflight.json"),
+    certification = read_json(dir .. "/certification.v1.json"),
+    reports = {},
     logs = {},
   }
+  for method, files in pairs(METHOD_REPORTS) do
+    for key, rel in pairs(files) do
+      local doc = read_json(dir .. "/" .. rel)
+      if doc then
+        a.reports[method] = a.reports[method] or {}
+        a.reports[method][key] = doc
+      end
+    end
+  end
   a.evidence = a.result and a.result.evidence or nil
   for _, name in ipairs(fs.list(dir .. "/logs") or {}) do
     local role, stream = name:match "^(%w+)%.(%w+)$"
@@ -82,8 +106,16 @@ function M.helpers(store)
     for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(("%s/attempts/%d"):format(r.dir, n)) end
     -- A certification's coverage, one line per method ("checked N of M accepted inputs (method)").
     local coverage = require("vkit.change.coverage").lines(r.state.summary)
+    -- What the run established, as `vkit run show` says it: the methods,
+    -- their findings (violating inputs, both outputs, the rule) and coverage.
+    local model = require("vkit.report").model(store, r)
+    local findings = {}
+    for _, m in ipairs(model and model.methods or {}) do
+      for _, f in ipairs(m.findings) do findings[#findings + 1] = { method = m.name, title = f.title, detail = f.detail,
+                                                                     input = f.input } end
+    end
     return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale,
-             coverage = #coverage > 0 and coverage or nil }
+             coverage = #coverage > 0 and coverage or nil, report = model, findings = findings }
   end
   function h.pp(value) print(pretty.format(value)) end
   return h

@@ -38,6 +38,22 @@ function M.run_process(spec, cancelled)
   end
 end
 
+--- Kills and removes the cgroups of dead vkit processes (a lost worker's
+--  among them): what the lost attempt's record says was found.
+function M.left_behind()
+  local proc = require "vkit.proc"
+  local found, killed, surviving = json.array(), 0, 0
+  for _, cg in ipairs(proc.reap_stale_cgroups()) do
+    found[#found + 1] = cg
+    killed, surviving = killed + cg.killed, surviving + cg.surviving
+  end
+  local record = { stale_cgroups = found, processes_killed = killed, processes_surviving = surviving }
+  if not proc.capabilities().cgroup then
+    record.note = "no writable cgroup v2 here: what a lost worker's runs left running cannot be found"
+  end
+  return record
+end
+
 local function context(store, run, attempt, attempt_dir)
   local function cancelled() return vkit_fs.lstat(run.dir .. "/cancel") ~= nil end
   return {
@@ -98,9 +114,11 @@ function M.step(store, id)
   if run and not store_mod.TERMINAL[run.state.status] then
     local attempts = run.state.attempts
     if run.state.status == "running" then
-      -- We hold the lock of a run marked running: its worker is gone.
+      -- We hold the lock of a run marked running: its worker is gone, and
+      -- what it ran may live on in its cgroup: killed before any retry.
       attempt_record(("%s/attempts/%d"):format(run.dir, attempts),
-        { status = "lost", lost_at = store_mod.now(), note = "the worker stopped before finishing this attempt" })
+        { status = "lost", lost_at = store_mod.now(), note = "the worker stopped before finishing this attempt",
+          left_behind = M.left_behind() })
     end
     if run.cancel_requested then
       finish(store, run, attempts, { status = "cancelled", error = "cancelled before the attempt could run" })

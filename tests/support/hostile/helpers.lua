@@ -25,6 +25,7 @@ function M.build(dir)
   cc("flood", "flood.c")
   cc("says_a", "says.c", [[-DWORD='"A"']])
   cc("says_b", "says.c", [[-DWORD='"B"']])
+  cc("chain", "chain.c")
   return built
 end
 
@@ -87,6 +88,7 @@ function M.leftovers()
 end
 
 --- Polls until check() returns a value, up to seconds; returns it or nil.
+--  The bound separates "never" from "slowly": callers give generous ones.
 local function poll(check, seconds)
   local deadline = vkit.sys.monotonic_ms() + seconds * 1000
   repeat
@@ -95,6 +97,61 @@ local function poll(check, seconds)
     vkit.sys.sleep(0.01)
   until vkit.sys.monotonic_ms() > deadline
   return nil
+end
+
+M.poll = poll
+
+--- Waits (up to seconds) until process pid ignores signal number sig: the
+--  event a test waits for before sending it, since a program sets that up
+--  itself after its first instructions.
+function M.ignoring(pid, sig, seconds)
+  return poll(function()
+    local ign = (read("/proc/" .. pid .. "/status") or ""):match "SigIgn:%s*(%x+)"
+    return ign and (tonumber(ign, 16) >> (sig - 1)) & 1 == 1
+  end, seconds) or false
+end
+
+--- Pids of the processes named `name` (their comm, as a chain's links set
+--  it), anywhere on the machine.
+function M.named(name)
+  local found = {}
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    if e:match "^%d+$" then
+      local s = read("/proc/" .. e .. "/stat")
+      local comm, state = s and s:match "^%d+ %((.-)%) (%a)"
+      if comm == name and state ~= "Z" then found[#found + 1] = e end
+    end
+  end
+  return found
+end
+
+--- Zombies of a run's tree that nobody has reaped: those whose parent is
+--  this vkit process or one of its children (a keeper), outside vkit's own
+--  session (an io.popen child never closed is a zombie of vkit too, but
+--  pclose's business).
+function M.unreaped()
+  local me, own_sid, parents, found = tostring(vkit.sys.pid()), select(2, M.stat(vkit.sys.pid())), {}, {}
+  parents[me] = true
+  local function stat_of(e)
+    local s = e:match "^%d+$" and read("/proc/" .. e .. "/stat")
+    local state, ppid, sid = (s or ""):match "%) (%a) (%d+) %d+ (%d+)"
+    return state, ppid, tonumber(sid)
+  end
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    if select(2, stat_of(e)) == me then parents[e] = true end
+  end
+  for _, e in ipairs(assert(vkit.fs.list "/proc")) do
+    local state, ppid, sid = stat_of(e)
+    if state == "Z" and parents[ppid] and sid ~= own_sid then found[#found + 1] = e end
+  end
+  return found
+end
+
+--- The cgroup v2 mount vkit uses, or nil.
+function M.cgroup_mount()
+  for _, m in ipairs { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" } do
+    if read(m .. "/cgroup.procs") and read(m .. "/cgroup.controllers") then return m end
+  end
 end
 
 --- Polls until path holds a line, up to seconds; returns its first line.
