@@ -48,8 +48,9 @@ end
 -- machine's speed; returns the exit status and what certify and run show printed.
 local function certify(p)
   local r = t.vkit { "change", "certify", "--project", p.project, "--request", p.request, "--trusted-target", p.target,
-                     "--method", "exhaustive", "--wait", "60" }
-  local id = r.stdout:match "^run (r%-[%w-]+):"
+                     "--method", "exhaustive", "--wait", "60", "--json" }
+  local summary = json.decode(r.stdout)
+  local id = type(summary) == "table" and summary.run_id
   assert(id, r.stdout .. r.stderr)
   local code = r.code
   while code == 4 do code = t.vkit({ "run", "wait", "--run", id, "--project", p.project, "--wait", "60" }).code end
