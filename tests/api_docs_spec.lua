@@ -187,6 +187,19 @@ describe("the public Lua API", function()
     assert.is_true(scripts >= 5)
   end)
 
+  it("runs examples/inventory.lua (the other examples have their own specs)", function()
+    local dir, cleanup = t.tempdir()
+    t.write(dir .. "/a.txt", "a\n")
+    assert(vkit.fs.symlink("/etc/hostname", dir .. "/link"))
+    local r = t.vkit { "script", ROOT .. "/examples/inventory.lua", dir }
+    cleanup()
+    assert.equal(1, r.code, r.stderr) -- a refused entry: the inventory is not whole
+    local inventory = vkit.json.decode(r.stdout)
+    assert.same({ { path = "a.txt", sha256 = vkit.hash.sha256 "a\n", size = 2, mode = "0644" } }, inventory.files)
+    assert.same({ { path = "link", kind = "link" } }, inventory.refused)
+    assert.matches("1 files hashed, 1 entries refused, inventory digest " .. vkit.json.digest(inventory), r.stderr, 1, true)
+  end)
+
   it("runs the whole script docs/api.md shows, and prints what it says", function()
     local doc = assert(vkit.fs.read(ROOT .. "/docs/api.md"))
     local script, expected = doc:match "\n```lua\n(.-\n)```\n.-\n```text\n(.-\n)```\n"
