@@ -14,7 +14,7 @@
 PREFIX   ?= /usr/local
 CC       ?= gcc
 BUILD    := build
-PKGS     := lua5.4 libcrypto libgit2
+PKGS     := lua5.4 libcrypto libgit2 libpq
 CFLAGS   ?= -O2
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
             -fno-strict-aliasing -I$(BUILD) -Icsrc
@@ -38,9 +38,10 @@ CRYPTO_LIBS := -Wl,--exclude-libs,libcrypto.a -l:libcrypto.a $(shell pkg-config 
 # command milliseconds at exec.  An object resolves the Lua API and the
 # vkit_* helpers from the executable (linked with -Wl,-E) and exports only
 # its luaopen_vkit_<name>.  `make install` puts them in PREFIX/lib/vkit.
-SHARED_MODULES := git term
+SHARED_MODULES := git term pg
 SHARED_LIBS_git = $(shell pkg-config --libs libgit2)
 SHARED_LIBS_term = -lreadline
+SHARED_LIBS_pg = $(shell pkg-config --libs libpq)
 shared_sources = $(wildcard csrc/$(1).c csrc/$(1)_*.c)
 
 SOURCES  := $(wildcard csrc/*.c)

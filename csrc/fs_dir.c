@@ -9,6 +9,7 @@
  *   dir:mkdirs(rel [, mode])           -> true  (what exists must be directories)
  *   dir:write_atomic(rel, bytes [, mode]) -> true
  *   dir:read(rel, max_bytes)           -> bytes (a regular file, never a link)
+ *   dir:sha256(rel)                    -> hex, size (streamed; a regular file)
  *   dir:lstat(rel)                     -> {kind, type, mode, size, nlink, mtime, target?}
  *   dir:rename(from, to)               -> true  (never replaces: EEXIST)
  *   dir:at_path()                      -> true | nil, msg, "moved" (the path no
@@ -227,6 +228,30 @@ static int dir_read(lua_State *L) {
   return 1;
 }
 
+static int dir_sha256(lua_State *L) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX], what[PATH_MAX + 2];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  check_rel(L, 2, rel, buf);
+  snprintf(what, sizeof what, "%s/%s", d->path, rel);
+  int pfd = parent_of(L, d, buf, &last, 0, 0);
+  if (pfd < 0) return 3;
+  struct stat st;
+  int fd = vkit_open_regular_at(L, pfd, last, what, 1, &st);
+  release(d, pfd);
+  if (fd < 0) return 3;
+  unsigned char digest[32];
+  long long size = 0;
+  int err = vkit_sha256_fd(fd, digest, &size);
+  close(fd);
+  if (err) return vkit_fail_errno(L, err, what);
+  char hex[65];
+  vkit_hex(digest, 32, hex);
+  lua_pushstring(L, hex);
+  lua_pushinteger(L, (lua_Integer)size);
+  return 2;
+}
+
 static int dir_lstat(lua_State *L) {
   Dir *d = check_dir(L);
   char buf[PATH_MAX];
@@ -310,7 +335,7 @@ static int dir_tostring(lua_State *L) {
 static const luaL_Reg dir_methods[] = {
   {"sub", dir_sub},     {"mkdir", dir_mkdir}, {"mkdirs", dir_mkdirs}, {"write_atomic", dir_write_atomic},
   {"read", dir_read},   {"lstat", dir_lstat}, {"rename", dir_rename}, {"path", dir_path},
-  {"at_path", dir_at_path},
+  {"at_path", dir_at_path}, {"sha256", dir_sha256},
   {"close", dir_close}, {NULL, NULL}};
 static const luaL_Reg dir_meta[] = {
   {"__gc", dir_close}, {"__close", dir_close}, {"__tostring", dir_tostring}, {NULL, NULL}};

@@ -14,6 +14,7 @@
  *   repo:capture(commit, dest [, paths [, limits]]) -> identity  (git_capture.c)
  *   repo:head(), repo:remote_url(name), repo:refs([prefix]), repo:dirty(),
  *   repo:path(), repo:workdir(), repo:close()
+ *   repo:fetch(location, refspecs), repo:copy_commit(src, commit) (git_fetch.c)
  *   writer (git_write.c): write_blob, write_object, write_tree, write_tree_raw,
  *   commit_tree, set_ref, set_remote
  *
@@ -641,6 +642,8 @@ static const luaL_Reg repo_methods[] = {
     {"commit_tree", git_repo_commit_tree},
     {"set_ref", git_repo_set_ref},
     {"set_remote", git_repo_set_remote},
+    {"fetch", git_repo_fetch},
+    {"copy_commit", git_repo_copy_commit},
     {"close", repo_close},
     {NULL, NULL}};
 

@@ -145,5 +145,7 @@ int git_repo_write_tree_raw(lua_State *L);
 int git_repo_commit_tree(lua_State *L);
 int git_repo_set_ref(lua_State *L);
 int git_repo_set_remote(lua_State *L);
+int git_repo_fetch(lua_State *L);
+int git_repo_copy_commit(lua_State *L);
 
 #endif

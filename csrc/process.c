@@ -514,7 +514,8 @@ static int step(Run *r, ms_t until) {
   for (;;) {
     ms_t now = proc_now_ms();
     if (r->phase == PHASE_RUNNING) {
-      if (token_cancelled(r->token)) terminate(r, END_CANCEL, now);
+      /* an interactive interrupt (vkit.h) cancels like a token */
+      if (token_cancelled(r->token) || vkit_interrupt_requested) terminate(r, END_CANCEL, now);
       else if (now >= r->deadline) terminate(r, END_TIMEOUT, now);
     }
     if (r->phase == PHASE_TERMINATING && !r->kill_sent && now >= r->kill_at) kill_now(r);

@@ -4,6 +4,7 @@
  *   monotonic_ms() -> integer milliseconds on CLOCK_MONOTONIC (for deadlines)
  *   time()         -> float seconds since the epoch (for records)
  *   sleep(seconds) -- interrupted sleeps resume until the time has passed
+ *                     (but for an interactive interrupt: vkit.h)
  *   pid()          -> this process's id
  *   uname()        -> {sysname, release, machine}
  *   alive(pid)     -> whether a process with that id exists
@@ -51,7 +52,7 @@ static int sys_sleep(lua_State *L) {
   double s = luaL_checknumber(L, 1);
   luaL_argcheck(L, s >= 0, 1, "seconds must be >= 0");
   struct timespec req = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-  while (nanosleep(&req, &req) != 0 && errno == EINTR) {}
+  while (nanosleep(&req, &req) != 0 && errno == EINTR && !vkit_interrupt_requested) {}
   return 0;
 }
 

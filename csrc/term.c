@@ -45,9 +45,40 @@ static void on_line(char *line) {
   rl_callback_handler_remove();
 }
 
+/* One SIGINT handler for the whole session, installed by the first
+ * readline or interruptible call and kept (without SA_RESTART, so a
+ * blocking call sees EINTR): while a chunk runs, the first Ctrl-C stops it
+ * (vkit_interrupt_requested, the stop hook) and a second one kills the
+ * process; otherwise it is remembered in got_sigint: readline cancels its
+ * line, and a chunk about to start (Ctrl-C right after Enter) starts
+ * interrupted.  Before, the REPL's own code between the two ran with the
+ * default disposition, where a Ctrl-C killed it. */
+static volatile sig_atomic_t running_chunk;
+static void stop_hook(lua_State *L, lua_Debug *ar);
+
 static void on_sigint(int sig) {
-  (void)sig;
+  if (running_chunk) {
+    if (vkit_interrupt_requested) {
+      signal(sig, SIG_DFL);
+      raise(sig);
+      return;
+    }
+    vkit_interrupt_requested = 1;
+    if (active_L) lua_sethook(active_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    return;
+  }
   got_sigint = 1;
+}
+
+static void install_sigint(void) {
+  static int installed;
+  if (installed) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  installed = 1;
 }
 
 /* ---- completion -------------------------------------------------------- */
@@ -112,11 +143,7 @@ static int term_set_completer(lua_State *L) {
 
 static int term_readline(lua_State *L) {
   const char *prompt = luaL_optstring(L, 1, "> ");
-  struct sigaction sa, old;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint; /* no SA_RESTART: select() must see EINTR */
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old);
+  install_sigint();
   rl_catch_signals = 0;
   rl_readline_name = "vkit";
   /* Not [ ] " ': a word may index a table (r.attempts[1].rec, t["k"].x). */
@@ -161,7 +188,6 @@ static int term_readline(lua_State *L) {
   sigprocmask(SIG_SETMASK, &original, NULL);
   active_L = NULL;
   clear_candidates();
-  sigaction(SIGINT, &old, NULL);
   if (cancelled) {
     lua_pushboolean(L, 0);
     return 1;
@@ -213,10 +239,6 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
   luaL_error(L, "interrupted!");
 }
 
-static void on_sigint_running(int sig) {
-  signal(sig, SIG_DFL); /* a second Ctrl-C kills the process */
-  if (active_L) lua_sethook(active_L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-}
 
 /* A string error gets a traceback; any other error object is handed back
  * as it is, for the REPL to print. */
@@ -232,11 +254,19 @@ static int term_pcall_interruptible(lua_State *L) {
   int nargs = lua_gettop(L) - 1;
   lua_pushcfunction(L, traceback);
   lua_insert(L, 1);
+  install_sigint();
   active_L = L;
-  void (*old)(int) = signal(SIGINT, on_sigint_running);
+  vkit_interrupt_requested = 0;
+  running_chunk = 1;
+  if (got_sigint) { /* Ctrl-C after Enter, before the chunk started */
+    got_sigint = 0;
+    vkit_interrupt_requested = 1;
+    lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  }
   int status = lua_pcall(L, nargs, LUA_MULTRET, 1);
-  signal(SIGINT, old);
+  running_chunk = 0;
   lua_sethook(L, NULL, 0, 0);
+  vkit_interrupt_requested = 0;
   active_L = NULL;
   lua_pushboolean(L, status == LUA_OK);
   lua_replace(L, 1);

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+volatile sig_atomic_t vkit_interrupt_requested;
+
 int vkit_fail(lua_State *L, const char *code, const char *fmt, ...) {
   va_list ap;
   lua_pushnil(L);

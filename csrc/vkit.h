@@ -14,6 +14,7 @@
 #define VKIT_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,13 @@
 #include <lua.h>
 
 #define VKIT_VERSION "0.1.0"
+
+/* Set (from a SIGINT handler) while an interactive chunk is asked to stop
+ * (vkit.term's pcall_interruptible, the REPL's Ctrl-C); cleared when the
+ * chunk returns.  Primitives that block stop early when it is set: sleep
+ * returns, a supervised run is cancelled (its whole tree), so the chunk
+ * reaches its next Lua instruction, where the interruption is raised. */
+extern volatile sig_atomic_t vkit_interrupt_requested;
 
 /* Push `nil, message, code` and return 3: the failure convention. */
 int vkit_fail(lua_State *L, const char *code, const char *fmt, ...)

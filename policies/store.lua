@@ -1,12 +1,26 @@
--- The durable job store (.vkit/runs under a project).
+-- The durable job store (both backends: vkit.store.files, vkit.store.postgresql).
 return {
   max_attempts = 3,          -- a run whose worker died is retried as a new attempt up to this many times
   max_wait_seconds = 60,     -- --wait / run_wait bound
-  poll_ms = 100,             -- how often waiting callers and workers re-read state
+  poll_ms = 100,             -- how often waiting callers and workers re-read state (file store)
   handlers = {               -- job kind -> Lua module with run(job, ctx)
     ["external-check"] = "vkit.protocol.job",
     ["external-replay"] = "vkit.protocol.job",
     ["change-certify"] = "vkit.change.job",
     ["probe"] = "vkit.store.probe",    -- a diagnostic job: waits, honours cancellation, runs nothing
   },
+  -- Leases (PostgreSQL; the file store's lease is the run's flock).
+  lease_seconds = 30,        -- a claim's lease; a worker that stops renewing it loses the run after this long
+  min_lease_seconds = 2,     -- --lease-seconds bounds
+  max_lease_seconds = 3600,
+  heartbeat_ms = 1000,       -- how often a running handler's worker renews its lease and reads cancellation
+  idle_wait_ms = 2000,       -- a serving worker with nothing to claim waits this long for a NOTIFY, then rescans
+  reconnect_max_ms = 5000,   -- longest pause between attempts to reach an unreachable database
+  statement_timeout_ms = 10000, -- client-side bound on one statement's round trip (a partition is an error, not a hang)
+  connect_timeout_seconds = 5,  -- libpq connect_timeout when the URL sets none
+  max_concurrency = 64,      -- --concurrency bound
+  -- Retained artifacts (the content-addressed evidence store).
+  max_artifact_bytes = 1024 * 1024 * 1024, -- one retained file
+  max_artifacts = 100000,    -- files retained by one attempt
+  read_artifact_bytes = 64 * 1024 * 1024,  -- what run show/report read of one artifact at most
 }

@@ -3,13 +3,18 @@ local vkit = require "vkit"
 local json = vkit.json
 local t = require "tests.support.run"
 local intents = require "tests.support.intents"
+local stores = require "tests.support.stores"
 
 local SOURCES = intents.SOURCES
 local certify = intents.certify
 
-describe("vkit change certify", function()
+for _, backend in ipairs(stores.backends()) do
+describe("vkit change certify (" .. backend.name .. " store)", function()
   local p
+  setup(backend.setup)
+  teardown(backend.teardown)
   after_each(function()
+    if p then backend.kill_workers(p.dir) end
     intents.finish(p)
     p = nil
   end)
@@ -71,3 +76,4 @@ describe("vkit change certify", function()
                              "--trusted-target", p.target, "--wait", "61" }).code)
   end)
 end)
+end

@@ -10,6 +10,7 @@ local json = vkit.json
 local t = require "tests.support.run"
 local intents = require "tests.support.intents"
 local project = dofile(vkit.root .. "/examples/external/project.lua")
+local stores = require "tests.support.stores"
 
 local TOOLS = { "change_certify", "run_get", "run_wait", "run_list", "run_report", "verify", "vac_verify" }
 
@@ -27,7 +28,7 @@ local function drive(config)
   local dir, cleanup = t.tempdir()
   config.vkit = vkit.exe
   t.write(dir .. "/config.json", json.encode(config))
-  local cmd = ("node %s %s > %s 2> %s"):format(t.quote(vkit.root .. "/tests/mcp/client.mjs"),
+  local cmd = (t.env_prefix() .. "node %s %s > %s 2> %s"):format(t.quote(vkit.root .. "/tests/mcp/client.mjs"),
     t.quote(dir .. "/config.json"), t.quote(dir .. "/out"), t.quote(dir .. "/err"))
   local _, _, code = os.execute(cmd)
   local out, err = t.slurp(dir .. "/out"), t.slurp(dir .. "/err")
@@ -67,11 +68,14 @@ local function assert_rpc_error(reply, code, id)
   assert.equal(id == nil and json.null or id, reply.id)
 end
 
-describe("vkit mcp with the official MCP SDK client", function()
+for _, backend in ipairs(stores.backends()) do
+describe("vkit mcp with the official MCP SDK client (" .. backend.name .. " store)", function()
   local p, dir, cleanup
+  setup(backend.setup)
+  teardown(backend.teardown)
   after_each(function()
     for _, d in pairs { p and p.dir or false, dir or false } do
-      if d then t.kill_workers(d) end
+      if d then backend.kill_workers(d) end
     end
     if p then p.cleanup() end
     if cleanup then cleanup() end
@@ -287,3 +291,4 @@ describe("vkit mcp with the official MCP SDK client", function()
     assert.matches("nope", s.unknown_component.value.text[1])
   end)
 end)
+end

@@ -9,16 +9,25 @@ local project_mod = require "vkit.mcp.project"
 local tools = require "vkit.mcp.tools"
 local arguments = require "vkit.mcp.arguments"
 local versions = require "vkit.mcp.versions"
-local store_mod = require "vkit.store"
+local stores = require "tests.support.stores"
 
 local mcp = require "tests.support.mcp"
 local initialize, request, session, ready, call = mcp.initialize, mcp.request, mcp.session, mcp.ready, mcp.call
 
-describe("mcp session", function()
+for _, backend in ipairs(stores.backends()) do
+describe("mcp session (" .. backend.name .. " store)", function()
   local dir, cleanup
+  setup(function()
+    backend.setup()
+    project_mod.store_url = backend.url()
+  end)
+  teardown(function()
+    project_mod.store_url = nil
+    backend.teardown()
+  end)
   before_each(function() dir, cleanup = t.tempdir() end)
   after_each(function()
-    t.kill_workers(dir)
+    backend.kill_workers(dir)
     cleanup()
   end)
 
@@ -133,7 +142,7 @@ describe("mcp session", function()
 
   it("waits within its bound, reports progress when asked, and reads failed and cancelled runs as errors", function()
     local s, sent = ready(dir)
-    local store = store_mod.open(dir)
+    local store = backend.open(dir)
     local slow = store:submit("probe", { ms = 4000 })
     store:ensure_worker()
     local started = vkit.sys.monotonic_ms()
@@ -171,6 +180,9 @@ describe("mcp session", function()
 
     local cancelled = store:submit("probe", { ms = 60000 })
     store:cancel(cancelled)
+    -- A worker still scanning may have claimed it first: then the worker
+    -- holding it stops it; either way it ends cancelled.
+    assert.equal("cancelled", store:wait(cancelled, 60).state.status)
     result = call(s, sent, 4, "run_get", { run_id = cancelled })
     assert.is_true(result.isError)
     assert.matches("was cancelled", result.content[1].text)
@@ -230,6 +242,7 @@ describe("mcp session", function()
     end
   end)
 end)
+end
 
 describe("vkit mcp as a process", function()
   local dir, cleanup

@@ -449,10 +449,12 @@ while not os.path.exists(pidfile): time.sleep(0.01)
       assert.equal("dir", vkit.fs.lstat(("%s/vkit-%d"):format(own_cgroup(), vkit.sys.pid())).kind)
     end)
 
-    -- A real worker, killed by the producer it runs: the daemon that
-    -- producer left must not live on, nor one more per retry, and each lost
-    -- attempt's record says what its successor found and killed.
-    privileged("a producer that kills its own worker leaves nothing running, however often it is retried", function()
+    -- A real worker killed with SIGKILL while its producer's daemon runs
+    -- (a producer cannot kill its own worker where Landlock scopes signals,
+    -- ABI 6: tests/protocol_hostile_spec.lua; a root outside could): the
+    -- daemon that producer left must not live on, nor one more per retry,
+    -- and each lost attempt's record says what its successor found and killed.
+    privileged("a worker killed under its producer leaves nothing running, however often it is retried", function()
       local project = dofile(vkit.root .. "/examples/external/project.lua")
       local store_mod = require "vkit.store"
       local KILLER = [[
@@ -466,8 +468,6 @@ if os.fork() == 0:
         os.rename(pidfile + ".tmp", pidfile)
         while True: time.sleep(1)
     os._exit(0)
-while not os.path.exists(pidfile): time.sleep(0.01)
-os.kill(os.getppid(), 9)   # the worker that runs us
 time.sleep(300)
 ]]
       local root, cleanup = t.tempdir()
@@ -483,16 +483,25 @@ time.sleep(300)
       end)
       local p = project.build(root, {
         files = { ["verification/backend/killer.py"] = KILLER }, inputs = { "verification/backend/killer.py" },
-        producer = { argv = { "{{python}}", "-I", "{{snapshot}}/verification/backend/killer.py", "{{run_dir}}" },
+        -- the producer's own directory: the one it may write under Landlock
+        producer = { argv = { "{{python}}", "-I", "{{snapshot}}/verification/backend/killer.py", "{{run_dir}}/producer" },
                      dependencies = { { path = "verification/backend/killer.py", sha256 = vkit.hash.sha256(KILLER) } } },
       })
       local out = t.vkit { "verify", "bvadd", "--project", p.path, "--json" }
       local id = assert(vkit.json.decode(out.stdout), out.stderr).runs[1].run_id
       local store = store_mod.open(p.path)
+      -- each attempt's worker is killed once its producer's daemon is up;
       -- each time the worker is found dead, `run show` starts the next one
+      local killed = {}
       local run = hostile.poll(function()
         local r = store:get(id)
         if store_mod.TERMINAL[r.state.status] then return r end
+        local n = r.state.attempts
+        if r.state.status == "running" and not r.stale and not killed[n]
+          and vkit.fs.lstat(("%s/attempts/%d/producer/daemon.pid"):format(r.dir, n)) then
+          killed[n] = true
+          os.execute("kill -KILL " .. math.tointeger(r.state.worker_pid))
+        end
         if r.stale then t.vkit { "run", "show", "--run", id, "--project", p.path } end
       end, 300)
       assert.is_table(run, "the run never ended")
@@ -501,7 +510,7 @@ time.sleep(300)
       for n = 1, 3 do
         local dir_ = ("%s/attempts/%d"):format(run.dir, n)
         local record = store_mod.read_json(dir_ .. "/attempt.json")
-        assert.equal("lost", record.status)
+        assert.equal("abandoned", record.status)
         local worker = record.worker_pid
         local theirs
         for _, cg in ipairs(record.left_behind.stale_cgroups) do
@@ -511,7 +520,7 @@ time.sleep(300)
         assert.is_true(theirs.killed >= 1, "attempt " .. n .. ": nothing was killed")
         assert.is_true(theirs.removed)
         assert.is_true(record.left_behind.processes_killed >= theirs.killed)
-        local daemon_pid = assert(hostile.read(dir_ .. "/daemon.pid")):match "%d+"
+        local daemon_pid = assert(hostile.read(dir_ .. "/producer/daemon.pid")):match "%d+"
         assert.is_false(hostile.exists(daemon_pid) and hostile.stat(daemon_pid) ~= "Z", "attempt " .. n .. "'s daemon lives")
         assert.is_nil(vkit.fs.lstat(("%s/vkit-%d"):format(own_cgroup(), worker)))
       end

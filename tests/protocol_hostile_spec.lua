@@ -48,6 +48,14 @@ describe("a hostile producer or checker", function()
       end)
     end
 
+    it("cannot signal its worker where Landlock scopes signals (ABI 6): the run goes on", function()
+      if vkit.proc.capabilities().landlock_abi < 6 then return end -- no scoping: proc's specs cover a killed worker
+      local run, attempt = verify(build { producer_mode = "kill-parent" })
+      assert.equal("PASS", run.outcome, run.summary and run.summary.message)
+      assert.equal(1, run.attempts, "the worker was never lost")
+      assert.matches("plant refused: .*Operation not permitted", fs.read(attempt .. "/logs/producer.stderr", 1 << 20))
+    end)
+
     it("gives the checker its own capture and its own copy of exactly the declared evidence", function()
       local run, attempt = verify(build { checker_mode = "private-env" })
       assert.equal("PASS", run.outcome, run.summary and run.summary.message)

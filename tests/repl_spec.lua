@@ -147,6 +147,28 @@ describe("the interactive REPL, through a real pseudo-terminal", function()
     assert.equal("x = 1\nx + 1\n", history)
   end)
 
+  it("interrupts a chunk blocked in C with Ctrl-C: a sleep (and so a store wait), a running process tree", function()
+    local home, cleanup = t.tempdir()
+    local marker = home .. "/child.pid"
+    local started = vkit.sys.monotonic_ms()
+    local out = session({
+      PROMPT, { send = "vkit.sys.sleep(600)\r" }, { expect = [[sleep\(600\)\r?\n]] },
+      { send = "\3" }, { expect = "interrupted!" }, PROMPT,
+      { send = ("r = vkit.proc.run { exe = '/bin/sh', argv = { 'sh', '-c', 'echo $$ > %s.tmp; mv %s.tmp %s; "
+          .. "exec sleep 600' }, deadline_ms = 900000 }\r"):format(marker, marker, marker) },
+      { wait_file = marker }, { send = "\3" }, { expect = "interrupted!" }, PROMPT,
+      { send = "\4" },
+    }, home)
+    local child = t.slurp(marker):match "%d+"
+    cleanup()
+    assert.matches("EXIT 0", out)
+    assert.is_true(vkit.sys.monotonic_ms() - started < 300000, "well before the 600 s sleeps")
+    local stat = io.open("/proc/" .. child .. "/stat")
+    local state = stat and stat:read("a"):match "^%d+ %b() (%a)"
+    if stat then stat:close() end
+    assert.is_true(state == nil or state == "Z", "the run's process was killed")
+  end)
+
   it("completes after an index and prints an error object that is a table", function()
     local home, cleanup = t.tempdir()
     local out = session({

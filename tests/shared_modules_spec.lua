@@ -36,8 +36,8 @@ os.exit(ok and 0 or 5)
 ]]
 
 describe("shared modules", function()
-  it("are this build's git and term, each in its own object", function()
-    assert.same({ "git", "term" }, boot.shared)
+  it("are this build's git, pg and term, each in its own object", function()
+    assert.same({ "git", "pg", "term" }, boot.shared)
     for _, name in ipairs(boot.shared) do
       assert.equal("file", vkit.fs.lstat(("%s/vkit_%s.so"):format(boot.lib, name)).kind)
     end
@@ -48,6 +48,7 @@ describe("shared modules", function()
     assert.matches("NEEDED.-liblua5%.4", out)
     assert.is_nil(out:match "libgit2", "the executable needs libgit2")
     assert.is_nil(out:match "libreadline", "the executable needs readline")
+    assert.is_nil(out:match "libpq", "the executable needs libpq")
   end)
 
   it("reach SHA-256 through the executable, whose static libcrypto stays private", function()

@@ -2,6 +2,7 @@ local vkit = require "vkit"
 local t = require "tests.support.run"
 local store_mod = require "vkit.store"
 local worker = require "vkit.store.worker"
+local stores = require "tests.support.stores"
 
 describe("the job store", function()
   local dir, cleanup, store
@@ -14,14 +15,7 @@ describe("the job store", function()
     cleanup()
   end)
 
-  local function wait_for(pred, seconds)
-    local deadline = vkit.sys.monotonic_ms() + seconds * 1000
-    while vkit.sys.monotonic_ms() < deadline do
-      if pred() then return true end
-      vkit.sys.sleep(0.05)
-    end
-    return false
-  end
+  local wait_for = t.wait_for
 
   it("keeps an immutable job, an atomically replaced state and one directory per attempt", function()
     local id = store:submit("probe", { ms = 0 })
@@ -48,7 +42,7 @@ describe("the job store", function()
 
   it("never lets two workers run the same job: a held run lock is skipped", function()
     local id = store:submit("probe", { ms = 0 })
-    local lock = assert(store:claim(id))
+    local lock = assert(store:lock_run(id))
     assert.equal(0, worker.scan(store))
     assert.equal("queued", store:get(id).state.status)
     lock:unlock()
@@ -61,56 +55,41 @@ describe("the job store", function()
     assert.equal(0, worker.scan(store))
   end)
 
+  it("never merges what a process of the attempt planted in attempt.json, and never writes through a link", function()
+    local id = store:submit("probe", { ms = 0 })
+    local claim = assert(store:claim "spec")
+    -- A process of the attempt rewrites its record and plants a link where
+    -- the store will write.
+    store_mod.write_json(claim.attempt_dir .. "/attempt.json", { status = "done", outcome = "PASS", planted = true })
+    local outside = dir .. "/outside.json"
+    t.write(outside, "untouched\n")
+    assert(os.rename(claim.attempt_dir, claim.attempt_dir .. "-moved"))
+    assert(vkit.fs.symlink(claim.attempt_dir .. "-moved", claim.attempt_dir))
+    assert.has_error(function() store:complete(claim, { status = "done", outcome = "ok" }) end)
+    assert.equal("untouched\n", vkit.fs.read(outside, 100))
+    -- Put back, the record written is the worker's own, without the planted field.
+    os.remove(claim.attempt_dir)
+    assert(os.rename(claim.attempt_dir .. "-moved", claim.attempt_dir))
+    assert.is_true(store:complete(claim, { status = "done", outcome = "ok" }))
+    local record = store_mod.read_json(claim.attempt_dir .. "/attempt.json")
+    assert.is_nil(record.planted)
+    assert.equal("ok", record.outcome)
+    assert.equal("done", store:get(id).state.status)
+  end)
+
+  it("refuses a state.json reached through a linked run directory", function()
+    local id = store:submit("probe", { ms = 0 })
+    local run_dir = store:run_dir(id)
+    assert(os.rename(run_dir, dir .. "/elsewhere"))
+    assert(vkit.fs.symlink(dir .. "/elsewhere", run_dir))
+    local _, _, code, corruption = store:get(id)
+    assert.equal("corrupt-run", code)
+    assert.equal("link-in-path", corruption.reason)
+  end)
+
   it("refuses unknown runs and malformed ids", function()
     assert.equal("unknown-run", select(3, store:get "r-20260101T000000Z-abcdef"))
     assert.equal("unknown-run", select(3, store:get "../../etc"))
-  end)
-
-  describe("with a real detached worker", function()
-    it("runs queued jobs and `vkit run wait` returns the durable summary", function()
-      local id = store:submit("probe", { ms = 100 })
-      assert.is_number(store:ensure_worker())
-      local r = t.vkit { "run", "wait", "--run", id, "--wait", "20", "--project", dir, "--json" }
-      assert.equal(0, r.code, r.stderr)
-      local summary = assert(vkit.json.decode(r.stdout))
-      assert.equal("done", summary.status)
-      assert.equal("ok", summary.outcome)
-    end)
-
-    it("--wait 0 returns at once while the job continues", function()
-      local id = store:submit("probe", { ms = 60000 })
-      store:ensure_worker()
-      assert.is_true(wait_for(function() return store:get(id).state.status == "running" end, 60))
-      -- It returned while the 60 s probe was still running: the status, not
-      -- a wall-clock ceiling, proves it did not wait.
-      local r = t.vkit { "run", "wait", "--run", id, "--wait", "0", "--project", dir }
-      assert.equal(4, r.code, "still pending")
-      assert.matches("RUNNING", r.stdout)
-    end)
-
-    it("loses no run when the worker is killed with SIGKILL mid-run: the next worker retries it", function()
-      local id = store:submit("probe", { ms = 4000 })
-      local pid = assert(store:ensure_worker())
-      assert.is_true(wait_for(function() return store:get(id).state.status == "running" end, 60))
-      os.execute("kill -KILL " .. pid)
-      assert.is_true(wait_for(function() return store:get(id).stale end, 60))
-      local r = t.vkit { "run", "wait", "--run", id, "--wait", "30", "--project", dir, "--json" }
-      assert.equal(0, r.code, r.stderr .. r.stdout)
-      local run = store:get(id)
-      assert.equal("done", run.state.status)
-      assert.equal(2, run.state.attempts)
-      assert.same({ 1, 2 }, run.attempts)
-      assert.equal("lost", store_mod.read_json(run.dir .. "/attempts/1/attempt.json").status)
-    end)
-
-    it("stops a running job on cancellation", function()
-      local id = store:submit("probe", { ms = 20000 })
-      store:ensure_worker()
-      assert.is_true(wait_for(function() return store:get(id).state.status == "running" end, 60))
-      local r = t.vkit { "run", "cancel", "--run", id, "--project", dir }
-      assert.equal(0, r.code)
-      assert.is_true(wait_for(function() return store:get(id).state.status == "cancelled" end, 60))
-    end)
   end)
 
   describe("a run whose records cannot be believed", function()
@@ -200,3 +179,70 @@ describe("the job store", function()
     assert.matches("^vkit: no run r%-20260101T000000Z%-00 in ", missing.stderr)
   end)
 end)
+
+for _, backend in ipairs(stores.backends()) do
+describe("the job store", function()
+  local wait_for = t.wait_for
+
+  describe("with a real detached worker (" .. backend.name .. " store)", function()
+    local dir, cleanup, store
+    setup(backend.setup)
+    teardown(backend.teardown)
+    before_each(function()
+      backend.fresh()
+      dir, cleanup = t.tempdir()
+      store = backend.open(dir)
+    end)
+    after_each(function()
+      backend.kill_workers(dir)
+      cleanup()
+    end)
+
+    it("runs queued jobs and `vkit run wait` returns the durable summary", function()
+      local id = store:submit("probe", { ms = 100 })
+      assert.is_number(store:ensure_worker())
+      local r = t.vkit { "run", "wait", "--run", id, "--wait", "20", "--project", dir, "--json" }
+      assert.equal(0, r.code, r.stderr)
+      local summary = assert(vkit.json.decode(r.stdout))
+      assert.equal("done", summary.status)
+      assert.equal("ok", summary.outcome)
+    end)
+
+    it("--wait 0 returns at once while the job continues", function()
+      local id = store:submit("probe", { ms = 60000 })
+      store:ensure_worker()
+      assert.is_true(wait_for(function() return store:get(id).state.status == "running" end, 60))
+      -- It returned while the 60 s probe was still running: the status, not
+      -- a wall-clock ceiling, proves it did not wait.
+      local r = t.vkit { "run", "wait", "--run", id, "--wait", "0", "--project", dir }
+      assert.equal(4, r.code, "still pending")
+      assert.matches("RUNNING", r.stdout)
+    end)
+
+    it("loses no run when the worker is killed with SIGKILL mid-run: the next worker retries it", function()
+      local id = store:submit("probe", { ms = 4000 })
+      local pid = assert(store:ensure_worker())
+      assert.is_true(wait_for(function() return store:get(id).state.status == "running" end, 60))
+      os.execute("kill -KILL " .. pid)
+      assert.is_true(wait_for(function() return store:get(id).stale end, 60))
+      local r = t.vkit { "run", "wait", "--run", id, "--wait", "30", "--project", dir, "--json" }
+      assert.equal(0, r.code, r.stderr .. r.stdout)
+      local run = store:get(id)
+      assert.equal("done", run.state.status)
+      assert.equal(2, run.state.attempts)
+      assert.same({ 1, 2 }, run.attempts)
+      assert.equal("abandoned", store:attempt_record(run, 1).status)
+    end)
+
+    it("stops a running job on cancellation", function()
+      local id = store:submit("probe", { ms = 20000 })
+      store:ensure_worker()
+      assert.is_true(wait_for(function() return store:get(id).state.status == "running" end, 60))
+      local r = t.vkit { "run", "cancel", "--run", id, "--project", dir }
+      assert.equal(0, r.code)
+      assert.is_true(wait_for(function() return store:get(id).state.status == "cancelled" end, 60))
+    end)
+  end)
+
+end)
+end

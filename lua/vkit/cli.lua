@@ -65,7 +65,8 @@ function M.open_store(project, opts)
     end
     repo:close()
   end
-  local ok, store = pcall(require("vkit.store").open, real, { create = opts.create })
+  local ok, store = pcall(require("vkit.store").open, { store = opts.store, project = real, create = opts.create,
+                                                       lease_seconds = opts.lease_seconds })
   if not ok then return nil, M.fail(M.EXIT.infrastructure, "cannot open the job store of %s: %s", project, tostring(store)) end
   return store
 end

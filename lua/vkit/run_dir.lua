@@ -13,6 +13,7 @@
 --   local rd = run_dir.open(path)          -- or nil, message, code
 --   rd:write(rel, bytes) / rd:write_json(rel, value) / rd:mkdir(rel)
 --   rd:read(rel, max_bytes) -> bytes | nil, message, code
+--   rd:sha256(rel) -> hex, size | nil, message, code
 --   rd:audit(when) -- records every retained file changed since vkit wrote it
 --   rd:tampering() -> {{path, kind, found_when, moved_to}, ...} (empty: none)
 --   rd:path(rel) -> the host path of rel
@@ -112,6 +113,10 @@ end
 
 function RunDir:read(rel, max_bytes)
   return self.handle:read(rel, max_bytes)
+end
+
+function RunDir:sha256(rel)
+  return self.handle:sha256(rel)
 end
 
 function RunDir:lstat(rel)

@@ -7,6 +7,7 @@ argv: VKIT HOME STEPS-JSON [REPL-ARGS...].  STEPS is a list of
                                   expect matches (default 120 s: a bound
                                   that only a hang reaches)
   {"kill": signal}                send the REPL a signal
+  {"wait_file": path}             wait (120 s at most) until path exists
 Prints the transcript, then "EXIT <status>" (or "TIMEOUT <regex>" when an
 expect was never met, and the REPL is killed)."""
 import json
@@ -73,6 +74,10 @@ for step in steps:
             sys.exit(0)
     elif "kill" in step:
         os.kill(pid, step["kill"])
+    elif "wait_file" in step:
+        end = time.monotonic() + 120
+        while not os.path.exists(step["wait_file"]) and time.monotonic() < end:
+            pump(0.05)
 
 end = time.monotonic() + 120
 while time.monotonic() < end and pump(0.5) != "eof":

@@ -24,10 +24,24 @@ end
 
 --- Runs `vkit ARGS...` with optional stdin bytes; returns
 --  {code, stdout, stderr}.  (Tests may use the shell; vkit itself never does.)
+--- Variables every vkit process a spec starts gets (M.env = {NAME = value}
+--  or nil): how the end-to-end specs run against another store backend
+--  (tests/support/stores.lua sets VKIT_STORE and VKIT_CACHE).
+M.env = nil
+
+--- "env NAME=value ... " for a shell command line, or "".
+function M.env_prefix()
+  if not M.env then return "" end
+  local parts = { "env" }
+  for k, v in pairs(M.env) do parts[#parts + 1] = quote(k .. "=" .. v) end
+  table.sort(parts, function(a, b) return a == "env" or (b ~= "env" and a < b) end)
+  return table.concat(parts, " ") .. " "
+end
+
 function M.vkit(argv, stdin, opts)
   opts = opts or {}
   local dir = assert(vkit.fs.mkdtemp "/tmp/vkit-test-")
-  local parts = { quote(vkit.exe) }
+  local parts = { M.env_prefix() .. quote(vkit.exe) }
   for _, a in ipairs(argv) do parts[#parts + 1] = quote(a) end
   M.write(dir .. "/in", stdin or "")
   local cmd = ("%s%s < %s > %s 2> %s"):format(opts.cd and ("cd " .. quote(opts.cd) .. " && ") or "",
@@ -56,6 +70,30 @@ end
 function M.tempdir()
   local dir = assert(vkit.fs.mkdtemp "/tmp/vkit-test-")
   return dir, function() vkit.fs.remove_tree(dir) end
+end
+
+--- Waits (polling every 50 ms) until pred() is true or `seconds` have
+--  passed; returns whether it became true.
+function M.wait_for(pred, seconds)
+  local deadline = vkit.sys.monotonic_ms() + seconds * 1000
+  while vkit.sys.monotonic_ms() < deadline do
+    if pred() then return true end
+    vkit.sys.sleep(0.05)
+  end
+  return false
+end
+
+--- SIGKILLs every process whose command line contains `fragment` (taken
+--  literally, unlike pkill's pattern).
+function M.kill_matching(fragment)
+  for _, pid in ipairs(vkit.fs.list "/proc" or {}) do
+    if pid:match "^%d+$" and tonumber(pid) ~= vkit.sys.pid() then
+      local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+      local cmdline = f and f:read "a" or ""
+      if f then f:close() end
+      if cmdline:gsub("%z", " "):find(fragment, 1, true) then os.execute("kill -KILL " .. pid .. " 2>/dev/null") end
+    end
+  end
 end
 
 --- Kills the job-store workers serving the project in dir (a spec's runs

@@ -16,18 +16,20 @@
 -- universal source result.
 local json = require "vkit.json"
 local hash = require "vkit.hash"
-local fs = require "vkit.fs"
 local assess = require "vkit.change.assess"
 local paired = require "vkit.change.paired"
+local run_dir = require "vkit.run_dir"
 
 local M = {}
 
 M.REPORT = "change-analysis.v1.json"
 
--- Re-checks retained bytes and the live identity of the declared tools.
+-- Re-checks retained bytes (beneath a handle of dir: never through a
+-- link a candidate planted) and the live identity of the declared tools.
 function M.validate_report(report, dir)
+  local rd <close> = assert(run_dir.open(dir))
   for _, r in ipairs(report.retained or {}) do
-    local actual = hash.file(dir .. "/" .. r.path)
+    local actual = rd:sha256(r.path)
     if actual ~= r.sha256 then
       return nil, ("retained %s changed since the paired execution"):format(r.path)
     end
@@ -69,7 +71,8 @@ function M.assess_report(bound, report, dir)
   elseif report.status == "infrastructure_failure" and result.status ~= "observed_violation" then
     result.status = "unknown"
   end
-  local bytes = assert(fs.read(dir .. "/" .. paired.REPORT, 64 * 1024 * 1024))
+  local rd <close> = assert(run_dir.open(dir))
+  local bytes = assert(rd:read(paired.REPORT, 64 * 1024 * 1024))
   local findings = json.array()
   for i, f in ipairs(result.findings) do findings[i] = f end
   local analysis = {
@@ -86,7 +89,7 @@ function M.assess_report(bound, report, dir)
     source_proof = false,
     approval_authority = false,
   }
-  assert(fs.write_atomic(dir .. "/" .. M.REPORT, json.encode(analysis, { indent = 2 }) .. "\n"))
+  assert(rd:write_json(M.REPORT, analysis))
   return analysis
 end
 

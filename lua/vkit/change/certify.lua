@@ -96,6 +96,9 @@ end
 --  Returns the summary table (also written to <attempt>/certification.v1.json).
 function M.run(payload, ctx)
   local dir = ctx.attempt_dir
+  -- Written beneath a handle: the methods' candidate processes run below
+  -- this directory and could plant a link where these files go.
+  local rd = assert(require("vkit.run_dir").open(dir))
   local repo = assert(require("vkit.git").open(payload.project))
   local summary = { schema_version = 1, source_proof = false, approval_authority = false,
                     methods = json.array(), method_requested = payload.method }
@@ -104,7 +107,8 @@ function M.run(payload, ctx)
     local known = combine.outcome(outcome)
     summary.outcome_meaning = known and known.meaning or json.null
     summary.coverage = combined and combined.coverage or json.null
-    assert(fs.write_atomic(dir .. "/certification.v1.json", json.encode(summary, { indent = 2 }) .. "\n"))
+    assert(rd:write_json("certification.v1.json", summary))
+    rd:close()
     return summary
   end
   local bound, message, code = preflight(repo, payload.request, payload.trusted_target)
@@ -112,8 +116,7 @@ function M.run(payload, ctx)
     summary.blocked = { stage = "preflight", reason = code, message = message }
     return finish("blocked")
   end
-  assert(fs.write_atomic(dir .. "/preflight.json",
-    json.encode(require("vkit.change.bound").to_json(bound), { indent = 2 }) .. "\n"))
+  assert(rd:write_json("preflight.json", require("vkit.change.bound").to_json(bound)))
   summary.requirement = { source = bound.intent.requirement.source, statement = bound.intent.requirement.statement }
   summary.intent_digest = bound.intent.digest
   summary.request_digest = bound.request.digest

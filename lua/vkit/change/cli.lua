@@ -6,7 +6,6 @@
 -- its coverage, source_proof:false and approval_authority:false.  No method
 -- plan, no input vectors.
 local json = require "vkit.json"
-local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
 local certify = require "vkit.change.certify"
@@ -84,7 +83,7 @@ function M.wait(store, id, seconds, echo)
   while true do
     local run = assert(store:get(id))
     if echo and #run.attempts > 0 then
-      local log = fs.read(("%s/attempts/%d/progress.log"):format(run.dir, run.attempts[#run.attempts]), 1 << 24)
+      local log = store:read_artifact(run, run.attempts[#run.attempts], "progress.log", 1 << 24)
       if log and #log > shown then
         echo(log:sub(shown + 1))
         shown = #log

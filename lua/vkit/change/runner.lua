@@ -13,6 +13,7 @@ local json = require "vkit.json"
 local hash = require "vkit.hash"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
+local run_dir_mod = require "vkit.run_dir"
 local limits = require("vkit.policy").limits.paired
 
 local M = {}
@@ -42,17 +43,25 @@ function M.new(opts)
   }, Runner)
 end
 
+--- The method directory's handle (vkit.run_dir): candidate code runs
+--  beneath it and can plant links there, so vkit writes and re-reads every
+--  retained file through the handle, never following one.
+function Runner:handle()
+  if not self.rd then
+    assert(fs.mkdirs(self.dir))
+    self.rd = assert(run_dir_mod.open(self.dir))
+  end
+  return self.rd
+end
+
 function Runner:retain(rel, bytes)
-  local path = self.dir .. "/" .. rel
-  local parent = path:match "^(.*)/[^/]+$"
-  assert(fs.mkdirs(parent))
-  assert(fs.write_atomic(path, bytes))
+  assert(self:handle():write(rel, bytes))
   self.retained[rel] = hash.sha256(bytes)
-  return path
+  return self.dir .. "/" .. rel
 end
 
 function Runner:retain_existing(rel)
-  self.retained[rel] = assert(hash.file(self.dir .. "/" .. rel))
+  self.retained[rel] = assert(self:handle():sha256(rel))
 end
 
 function Runner:problem(status, reason, message)
@@ -123,15 +132,24 @@ function Runner:launch(label, spec, deadline_ms, how)
   return result
 end
 
---- Re-hashes every retained file; records a problem for each change.
---  Returns true when nothing changed.
+--- Re-hashes every retained file through the handle; records a problem
+--  for each change, and for anything planted in vkit's way or a method
+--  directory moved behind its handle (run-dir-tampered).  Returns true
+--  when nothing changed.
 function Runner:check_retained()
   local ok = true
+  local rd = self:handle()
   for rel, digest in pairs(self.retained) do
-    if hash.file(self.dir .. "/" .. rel) ~= digest then
+    if rd:sha256(rel) ~= digest then
       ok = false
       self:problem("infrastructure_failure", "retained-artifact-changed", rel .. " changed after it was retained")
     end
+  end
+  rd:audit "the method's processes had run"
+  for _, t in ipairs(rd:tampering()) do
+    ok = false
+    self:problem("infrastructure_failure", "run-dir-tampered", ("%s in the method directory: %s (%s)"):format(t.path,
+      t.kind, tostring(t.error or t.moved_to)))
   end
   return ok
 end
@@ -178,7 +196,7 @@ function Runner:write_report(report, name)
   report.problems = #self.problems > 0 and self.problems or json.array()
   report.cuts = self.cuts
   report.retained = self:retained_list()
-  assert(fs.write_atomic(self.dir .. "/" .. name, json.encode(report, { indent = 2 }) .. "\n"))
+  assert(self:handle():write_json(name, report))
   return report
 end
 

@@ -13,7 +13,7 @@ local request_command = require "vkit.commands.change.request"
 
 local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT
                            [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
-                           [--kani-toolchain PIN.json] [--wait S] [--json]
+                           [--kani-toolchain PIN.json] [--store URL] [--wait S] [--json]
 
 Binds the request (base and candidate commits, accepted intent digest,
 finite claim) to the accepted intent at the host's exact --trusted-target,
@@ -24,6 +24,8 @@ ID` follow it.
 
 options:
   --project PATH         the project, a Git repository
+  --store URL            the job store: postgresql://... (libpq syntax, no password
+                         in it) or VKIT_STORE; default the project's file store
   --request FILE         the finite request, strict JSON
   --trusted-target OID   the host's exact target commit (40 or 64 hex digits)
   --method M             auto (default: finite_paired, then exhaustive, and
@@ -79,7 +81,7 @@ return {
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
       flags = { json = true },
       options = { project = "string", request = "string", trusted_target = "string", method = "string",
-                  kani_toolchain = "string", wait = "number" },
+                  kani_toolchain = "string", wait = "number", store = "string" },
     })
     if not opts then return usage_error(err) end
     for _, required in ipairs { "project", "request", "trusted_target" } do
@@ -104,7 +106,7 @@ return {
       pin, message = read_json_file(opts.kani_toolchain, "Kani toolchain pin")
       if not pin then return usage_error(message) end
     end
-    local store, status = cli.open_store(opts.project, { git = true })
+    local store, status = cli.open_store(opts.project, { git = true, store = opts.store })
     if not store then return status end
     local id
     id, message = change_cli.submit(store, { request = request, trusted_target = opts.trusted_target,

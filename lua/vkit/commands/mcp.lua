@@ -2,7 +2,7 @@
 local args = require "vkit.args"
 local fs = require "vkit.fs"
 
-local USAGE = [[usage: vkit mcp [--project DIR]
+local USAGE = [[usage: vkit mcp [--project DIR] [--store URL]
 
 Serves the Model Context Protocol on stdin/stdout (newline-delimited
 JSON-RPC 2.0) until stdin ends: tools change_certify, run_get, run_wait,
@@ -23,7 +23,7 @@ return {
   summary = "serve the Model Context Protocol on stdio (change_certify, run_get, run_wait, run_list, run_report, verify, vac_verify)",
   usage = USAGE,
   run = function(argv)
-    local opts, err = args.parse(argv, { options = { project = "string" }, max = 0 })
+    local opts, err = args.parse(argv, { options = { project = "string", store = "string" }, max = 0 })
     if not opts then return require("vkit.cli").usage_error(err, "mcp") end
     local dir = opts.project or "."
     local real = fs.realpath(dir)
@@ -33,6 +33,7 @@ return {
     end
     local function log(text) io.stderr:write("vkit mcp: ", text, "\n") end
     log(("serving %s on stdio (MCP %s)"):format(real, table.concat(require("vkit.mcp.versions").list(), ", ")))
+    require("vkit.mcp.project").store_url = opts.store
     return require("vkit.mcp.server").serve { project = real, input = io.stdin, output = io.stdout, log = log }
   end,
 }

@@ -2,7 +2,7 @@
 local vkit = require "vkit"
 local args = require "vkit.args"
 
-local USAGE = [[usage: vkit repl [--project DIR]
+local USAGE = [[usage: vkit repl [--project DIR] [--store URL]
 
 An interactive Lua 5.4 session with vkit loaded: readline editing, history
 in ~/.vkit_history (appended as each line is entered), Tab completion of
@@ -14,6 +14,7 @@ options:
   --project DIR   preload runs(), run(id), pp(value) and store for walking
                   the project's job store (vkit.store.explore); never
                   creates a store
+  --store URL     walk that job store instead (postgresql://..., or VKIT_STORE)
   --help          this text
 
 exit codes: 0, 1 a chunk failed (piped input), 2 usage, 3 the store cannot
@@ -23,11 +24,11 @@ return {
   summary = "interactive Lua with vkit preloaded; --project adds runs() and run(id)",
   usage = USAGE,
   run = function(argv)
-    local opts, err = args.parse(argv, { options = { project = "string" } })
+    local opts, err = args.parse(argv, { options = { project = "string", store = "string" } })
     if not opts then return require("vkit.cli").usage_error(err, "repl") end
     _G.vkit = vkit
-    if opts.project then
-      local store, status = require("vkit.cli").open_store(opts.project, { create = false })
+    if opts.project or opts.store then
+      local store, status = require("vkit.cli").open_store(opts.project, { create = false, store = opts.store })
       if not store then return status end
       for k, v in pairs(require("vkit.store.explore").helpers(store)) do _G[k] = v end
     end

@@ -15,6 +15,7 @@ local policy = require("vkit.policy").store
 
 local COMMON = [[
   --project DIR   the project whose job store to read (default: the current directory)
+  --store URL     another store: postgresql://... (libpq syntax, no password in it), or VKIT_STORE
   --json          the run summary as JSON on stdout
   --help          this text]]
 
@@ -93,11 +94,14 @@ exit codes: 0 written (whatever the run's outcome: gate on `vkit run wait`),
   2 usage, 3 the run is corrupt or FILE cannot be written, 6 no such run,
   7 not a Git repository]],
   worker = [[
-usage: vkit run worker [--project DIR]
+usage: vkit run worker [--project DIR] [--store URL] [--concurrency N] [--until-idle] [--lease-seconds S]
 
-Internal: executes queued runs and retries runs whose worker died, then
-exits when nothing is left.  `vkit verify` and `vkit change certify` start
-one when needed.]],
+Executes queued runs and retries runs whose worker died.  On the file store
+it exits when nothing is left (`vkit verify` and `vkit change certify` start
+one when needed).  On a PostgreSQL store (--store URL or VKIT_STORE) it
+serves until killed, on any machine, unless --until-idle; --concurrency N
+runs N workers here (1..64); --lease-seconds S (2..3600, default 30) is the
+lease a worker must renew (docs/deployment.md).]],
 }
 
 local USAGE = [[
@@ -107,7 +111,9 @@ usage: vkit run list [--project DIR] [--json]
        vkit run cancel --run ID [--project DIR] [--json]
        vkit run replay --run ID [--wait S] [--project DIR] [--json]
        vkit run report --run ID [--format md|html|json|junit|text] [--output FILE] [--project DIR]
-       vkit run worker [--project DIR]        (internal: executes queued runs)
+       vkit run worker [--project DIR] [--store URL] [--concurrency N] [--until-idle] [--lease-seconds S]
+Every action takes --store URL (or VKIT_STORE): postgresql://... (libpq syntax,
+no password in it) selects the shared PostgreSQL store; default: the project's file store.
 
 The durable job lifecycle of a project's job store.  `vkit run ACTION --help`
 describes one action.
@@ -245,8 +251,8 @@ function actions.replay(store, opts)
   end, "replay")
 end
 
-function actions.worker(store)
-  return require("vkit.store.worker").work(store)
+function actions.worker(store, opts)
+  return require("vkit.store.worker").serve(store, opts)
 end
 
 return {
@@ -259,14 +265,18 @@ return {
       return usage_error("run needs one of: list, show, wait, cancel, replay, report")
     end
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
-      flags = { json = true },
-      options = { project = "string", run = "string", wait = "number", format = "string", output = "string" },
+      flags = { json = true, until_idle = true },
+      options = { project = "string", run = "string", wait = "number", format = "string", output = "string",
+                  store = "string", concurrency = "number", lease_seconds = "number" },
     })
     if not opts then return usage_error(err, action) end
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
       return usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds), action)
     end
-    local store, status = cli.open_store(opts.project, { create = WRITES[action] or false })
+    local problem = require("vkit.store.worker").check_options(action, opts)
+    if problem then return usage_error(problem, action) end
+    local store, status = cli.open_store(opts.project, { create = WRITES[action] or false, store = opts.store,
+                                                         lease_seconds = opts.lease_seconds })
     if not store then return status end
     return actions[action](store, opts)
   end,

@@ -5,7 +5,7 @@ local policy = require("vkit.policy").store
 
 local cli = require "vkit.cli"
 
-local USAGE = [[usage: vkit verify COMPONENT [--project DIR] [--wait S] [--json]
+local USAGE = [[usage: vkit verify COMPONENT [--project DIR] [--store URL] [--wait S] [--json]
                    [--policy-sha256 HEX] [--package-sha256 HEX]
 
 Runs a component's accepted external checks (seed 000): resolves COMPONENT's
@@ -17,6 +17,8 @@ the durable run summaries; the jobs continue in the background.
 
 options:
   --project DIR          the project, a Git repository (default: the current directory)
+  --store URL            the job store: postgresql://... (libpq syntax, no password
+                         in it) or VKIT_STORE; default the project's file store
   --wait S               seconds to wait, a decimal from 0 to 60 (default 0)
   --policy-sha256 HEX    insist on the component-policy pin you reviewed: when
                          the manifest's differs nothing is queued (exit 1)
@@ -32,7 +34,8 @@ return {
   usage = USAGE,
   run = function(argv)
     local opts, err = args.parse(argv, { flags = { json = true },
-                                         options = { project = "string", wait = "number", policy_sha256 = "string",
+                                         options = { project = "string", store = "string", wait = "number",
+                                                     policy_sha256 = "string",
                                                      package_sha256 = "string" },
                                          min = 1, max = 1, names = "COMPONENT" })
     if not opts then return cli.usage_error(err, "verify") end
@@ -44,7 +47,7 @@ return {
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
       return cli.usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds), "verify")
     end
-    local store, status = cli.open_store(opts.project, { git = true })
+    local store, status = cli.open_store(opts.project, { git = true, store = opts.store })
     if not store then return status end
     local ids, message = protocol_cli.submit_component(store, store.project, opts[1],
       { policy_sha256 = opts.policy_sha256, package_sha256 = opts.package_sha256 })

@@ -8,14 +8,17 @@ local M = {}
 local Project = {}
 Project.__index = Project
 
-function M.new(dir)
-  return setmetatable({ dir = dir }, Project)
+-- The --store URL of `vkit mcp` (nil: VKIT_STORE, else the project's file store).
+M.store_url = nil
+
+function M.new(dir, store_url)
+  return setmetatable({ dir = dir, store_url = store_url or M.store_url }, Project)
 end
 
 --- The job store, or nil and a sentence.
 function Project:store()
   if not self.opened then
-    local ok, store = pcall(store_mod.open, self.dir)
+    local ok, store = pcall(store_mod.open, { store = self.store_url, project = self.dir })
     if not ok then return nil, ("cannot open the job store of %s: %s"):format(self.dir, tostring(store)) end
     self.opened = store
   end

@@ -111,7 +111,7 @@ function M.submit_replay(store, original)
   if not head then return nil, "the project has no HEAD commit: " .. tostring(message), code end
   local id = store:submit("external-replay", {
     project = store.project, of_run = original.id, component = p.component, check_id = p.check_id, commit = head,
-    evidence_dir = ("%s/attempts/%d/evidence"):format(original.dir, last),
+    of_attempt = last,
   })
   store:ensure_worker()
   return id

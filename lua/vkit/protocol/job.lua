@@ -11,7 +11,14 @@ function M.run(job, ctx)
   local run_id = ("%s/%d"):format(ctx.run_id, ctx.attempt)
   local result
   if job.kind == "external-replay" then
-    result = run.replay(job.payload, ctx, run_id)
+    local payload = job.payload
+    if not payload.evidence_dir then
+      -- The retained evidence of the run replayed, from whichever store
+      -- holds it (a verified local copy on a shared store).
+      payload = setmetatable({ evidence_dir = ctx.retained(payload.of_run, payload.of_attempt, "evidence") },
+        { __index = payload })
+    end
+    result = run.replay(payload, ctx, run_id)
   else
     result = run.run_check(job.payload, ctx, run_id)
   end

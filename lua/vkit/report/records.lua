@@ -19,7 +19,11 @@ end
 --- The last attempt's directory, or nil when the run never ran.
 function M.attempt_dir(run)
   local n = run.attempts[#run.attempts]
-  return n and ("%s/attempts/%d"):format(run.dir, n) or nil
+  if not n then return nil end
+  -- A shared store's attempt: a local copy of what it retained, each file
+  -- verified against its SHA-256 (vkit.store.postgresql).
+  if run.local_attempt then return run.local_attempt(n) end
+  return ("%s/attempts/%d"):format(run.dir, n)
 end
 
 --- {path, sha256, size, recorded, changed}: the file as it is now (nil

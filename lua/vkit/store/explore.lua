@@ -6,26 +6,18 @@
 --   run(id)     one run: state, job, coverage and findings (certifications),
 --               report (vkit.report's model), and per attempt its record,
 --               result, checker request, receipt, evidence digests and logs,
---               or its preflight, certification and method reports
+--               or its preflight, certification and method reports (read
+--               through the store, so a shared store's runs read the same
+--               from any machine)
 --   pp(value)   pretty-prints any value
 --   store       the project's job store
 local json = require "vkit.json"
-local fs = require "vkit.fs"
 local pretty = require "vkit.pretty"
 local store_mod = require "vkit.store"
 
 local M = {}
 
-local CAP = 4 * 1024 * 1024
-
-local function read_json(path)
-  local bytes = fs.read(path, CAP, { nofollow = true })
-  return bytes and json.decode(bytes) or nil
-end
-
-local function read_text(path)
-  return fs.read(path, CAP, { nofollow = true })
-end
+local CAP = require("vkit.policy").store.read_artifact_bytes
 
 -- The method reports a certification attempt retains, per method.
 local METHOD_REPORTS = {
@@ -36,37 +28,43 @@ local METHOD_REPORTS = {
   rust_kani = { report = "rust_kani/kani-report.v1.json" },
 }
 
---- Everything retained in one attempt directory: an external check's
---  result, request, receipt, evidence and logs; a certification's
+--- Everything retained by attempt n of a run, read through the store (the
+--  attempt directory, or the evidence store, verified): an external
+--  check's result, request, receipt, evidence and logs; a certification's
 --  preflight, certification record and each method's reports.
-function M.attempt(dir)
+function M.attempt(store, run, n)
+  local function text(rel) return store:read_artifact(run, n, rel, CAP) end
+  local function doc(rel)
+    local bytes = text(rel)
+    return bytes and json.decode(bytes) or nil
+  end
   local a = {
-    dir = dir,
-    record = read_json(dir .. "/attempt.json"),
-    result = read_json(dir .. "/result.json"),
-    job = read_json(dir .. "/job.json"),
-    request = read_json(dir .. "/checker/request.json"),
-    receipt = read_json(dir .. "/checker/receipt.json"),
-    preflight = read_json(dir .. "/preflight.json"),
-    certification = read_json(dir .. "/certification.v1.json"),
+    record = store:attempt_record(run, n),
+    result = doc "result.json",
+    job = doc "job.json",
+    request = doc "checker/request.json",
+    receipt = doc "checker/receipt.json",
+    preflight = doc "preflight.json",
+    certification = doc "certification.v1.json",
     reports = {},
     logs = {},
   }
+  if run.dir then a.dir = ("%s/attempts/%d"):format(run.dir, n) end
+  a.evidence = a.result and a.result.evidence or nil
   for method, files in pairs(METHOD_REPORTS) do
     for key, rel in pairs(files) do
-      local doc = read_json(dir .. "/" .. rel)
-      if doc then
+      local report = doc(rel)
+      if report then
         a.reports[method] = a.reports[method] or {}
-        a.reports[method][key] = doc
+        a.reports[method][key] = report
       end
     end
   end
-  a.evidence = a.result and a.result.evidence or nil
-  for _, name in ipairs(fs.list(dir .. "/logs") or {}) do
-    local role, stream = name:match "^(%w+)%.(%w+)$"
+  for _, artifact in ipairs(store:artifacts(run, n)) do
+    local role, stream = artifact.path:match "^logs/(%w+)%.(%w+)$"
     if role then
       a.logs[role] = a.logs[role] or {}
-      a.logs[role][stream] = stream == "json" and read_json(dir .. "/logs/" .. name) or read_text(dir .. "/logs/" .. name)
+      a.logs[role][stream] = stream == "json" and doc(artifact.path) or text(artifact.path)
     end
   end
   return a
@@ -103,7 +101,7 @@ function M.helpers(store)
     local r, message = store:get(id)
     if not r then return nil, message end
     local attempts = {}
-    for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(("%s/attempts/%d"):format(r.dir, n)) end
+    for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(store, r, n) end
     -- A certification's coverage, one line per method ("checked N of M accepted inputs (method)").
     local coverage = require("vkit.change.coverage").lines(r.state.summary)
     -- What the run established, as `vkit run show` says it: the methods,
@@ -111,8 +109,9 @@ function M.helpers(store)
     local model = require("vkit.report").model(store, r)
     local findings = {}
     for _, m in ipairs(model and model.methods or {}) do
-      for _, f in ipairs(m.findings) do findings[#findings + 1] = { method = m.name, title = f.title, detail = f.detail,
-                                                                     input = f.input } end
+      for _, f in ipairs(m.findings) do
+        findings[#findings + 1] = { method = m.name, title = f.title, detail = f.detail, input = f.input }
+      end
     end
     return { id = r.id, state = r.state, job = r.job, attempts = attempts, stale = r.stale,
              coverage = #coverage > 0 and coverage or nil, report = model, findings = findings }

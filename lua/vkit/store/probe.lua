@@ -5,7 +5,8 @@
 -- and reports outcome "ok" (or raises when payload.fail is set, to show how
 -- a failing handler is recorded).
 local sys = require "vkit.sys"
-local store = require "vkit.store"
+local fs = require "vkit.fs"
+local json = require "vkit.json"
 
 local M = {}
 
@@ -16,8 +17,10 @@ function M.run(job, ctx)
     if ctx.cancelled() then return { outcome = "cancelled" } end
     sys.sleep(0.02)
   end
+  if ctx.cancelled() then return { outcome = "cancelled" } end
   if job.payload.fail then error("probe asked to fail: " .. tostring(job.payload.fail)) end
-  store.write_json(ctx.attempt_dir .. "/probe.json", { attempt = ctx.attempt, waited_ms = ms })
+  local dir <close> = assert(fs.opendir(ctx.attempt_dir))
+  assert(dir:write_atomic("probe.json", json.encode({ attempt = ctx.attempt, waited_ms = ms }, { indent = 2 }) .. "\n"))
   return { outcome = "ok", summary = { waited_ms = ms, attempt = ctx.attempt } }
 end
 

@@ -1,30 +1,30 @@
---- The job-store worker: executes queued runs and retries lost ones.
+--- The job-store worker: claims runnable runs under a lease and executes
+-- them, whichever backend the store is.
 --
--- A worker holds .vkit/worker.lock while it scans, and each run's lock while
--- it executes that run, so two workers never run one job at once.  After a
--- scan it releases the worker lock and looks once more: a job queued while
--- it was finishing is either seen here or by the worker its submitter starts.
+-- A claim is the oldest runnable run (queued, or running under a lease
+-- that lapsed because its worker died); the backend records the earlier
+-- attempt abandoned and settles a run that is cancelled or out of attempts
+-- (vkit.store.files, vkit.store.postgresql).  While a handler runs, its
+-- ctx.cancelled() renews the lease every heartbeat_ms and reports true
+-- when the run's cancellation was requested or the lease was lost; then
+-- the handler stops its processes and the result is offered to
+-- store:complete, which discards it unless the lease is still held.
 --
 -- A handler is a module named in policies/store.lua with
 --   run(job, ctx) -> { outcome = "...", summary = {...} }
 -- where ctx = { store, run_id, attempt, attempt_dir, cancelled(), log(text),
--- run_process(spec) (vkit.proc, stopped on cancellation) }.
+-- run_process(spec) (vkit.proc, stopped on cancellation),
+-- retained(run_id, attempt, rel) (a local directory holding a retained
+-- subtree of another run, for replays) }.
 -- A handler that raises is an infrastructure failure: the run is "failed"
 -- with the error (a lost worker is retried; a crashing handler is not).
-local vkit_fs = require "vkit.fs"
+local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local json = require "vkit.json"
-local store_mod = require "vkit.store"
+local common = require "vkit.store.common"
 local policy = require("vkit.policy").store
 
 local M = {}
-
-local function attempt_record(dir, fields)
-  local path = dir .. "/attempt.json"
-  local record = store_mod.read_json(path) or {}
-  for k, v in pairs(fields) do record[k] = v end
-  store_mod.write_json(path, record)
-end
 
 --- Runs a process for a job, stopping it (and its whole tree) when the
 --  run's cancellation is requested: vkit.proc.spawn, polled.
@@ -38,8 +38,25 @@ function M.run_process(spec, cancelled)
   end
 end
 
+--- This worker's name in attempt records: host, pid and a random part.
+function M.identity()
+  local host = (fs.read("/proc/sys/kernel/hostname", 256) or "host"):gsub("%s+$", "")
+  return ("%s:%d:%s"):format(host, sys.pid(), sys.random_hex(3))
+end
+
+--- Called by a backend when it abandons an attempt whose worker is gone,
+--  before the run is retried: record = {attempt, worker_pid, worker?
+--  ("host:pid:nonce", PostgreSQL: the worker may have been on another
+--  machine)}.  The process supervisor's clean-up of a dead worker's
+--  leftovers (its processes' cgroups) hooks in here.
+function M.abandoned(run_id, attempt, record)
+  -- What the lost worker ran may live on in its cgroup: killed, and what
+  -- was found recorded, before any retry.
+  record.left_behind = M.left_behind()
+end
+
 --- Kills and removes the cgroups of dead vkit processes (a lost worker's
---  among them): what the lost attempt's record says was found.
+--  among them): what the abandoned attempt's record says was found.
 function M.left_behind()
   local proc = require "vkit.proc"
   local found, killed, surviving = json.array(), 0, 0
@@ -54,105 +71,172 @@ function M.left_behind()
   return record
 end
 
-local function context(store, run, attempt, attempt_dir)
-  local function cancelled() return vkit_fs.lstat(run.dir .. "/cancel") ~= nil end
-  return {
+-- worker.log in the attempt directory, written whole beneath a handle
+-- (never appended through a path a process of the attempt could replace).
+local function logger(attempt_dir)
+  local lines = {}
+  return function(text)
+    lines[#lines + 1] = common.now() .. " " .. text .. "\n"
+    local h <close> = fs.opendir(attempt_dir)
+    if h then h:write_atomic("worker.log", table.concat(lines)) end
+  end
+end
+
+local function context(store, claim, job)
+  local lease = { lost = false, cancel = false, next_beat = 0 }
+  local function cancelled()
+    local now = sys.monotonic_ms()
+    if now >= lease.next_beat then
+      lease.next_beat = now + policy.heartbeat_ms
+      local ok, held, cancel = pcall(store.heartbeat, store, claim)
+      -- A heartbeat that could not reach the store leaves the lease as it
+      -- was; completion decides whether it held.
+      if ok then
+        if held == false then lease.lost = true end
+        if cancel then lease.cancel = true end
+      end
+    end
+    return lease.cancel or lease.lost
+  end
+  local ctx = {
     store = store,
-    run_id = run.id,
-    attempt = attempt,
-    attempt_dir = attempt_dir,
+    run_id = claim.run.id,
+    attempt = claim.attempt,
+    attempt_dir = claim.attempt_dir,
     cancelled = cancelled,
     run_process = function(spec) return M.run_process(spec, cancelled) end,
-    log = function(text)
-      local f = io.open(attempt_dir .. "/worker.log", "a")
-      if f then
-        f:write(store_mod.now(), " ", text, "\n")
-        f:close()
-      end
+    log = logger(claim.attempt_dir),
+    retained = function(run_id, attempt, rel)
+      local run = assert(store:get(run_id))
+      return store:retained_dir(run, attempt, rel, claim.attempt_dir .. "/.retained")
     end,
   }
+  return ctx, lease
 end
 
-local function finish(store, run, attempt, fields)
-  fields.attempts = attempt
-  fields.created_at = run.state.created_at
-  return store:write_state(run.id, fields)
-end
-
---- Executes one attempt of a run whose lock the caller holds.  The
---  attempt's own record (attempt.json) says how it ended before state.json
---  does: a reader never sees a state its attempt does not bear out.
-function M.execute(store, run, attempt)
-  local attempt_dir = ("%s/attempts/%d"):format(run.dir, attempt)
-  assert(vkit_fs.mkdirs(attempt_dir))
-  attempt_record(attempt_dir, { attempt = attempt, worker_pid = sys.pid(), started_at = store_mod.now(), status = "running" })
-  store:write_state(run.id, { status = "running", attempts = attempt, worker_pid = sys.pid(),
-                              created_at = run.state.created_at })
-  local handler = require(policy.handlers[run.job.kind])
-  local ctx = context(store, run, attempt, attempt_dir)
-  local ok, result = xpcall(handler.run, debug.traceback, run.job, ctx)
+--- Executes one claimed attempt and offers its result to the store.
+--  Returns the fields recorded and whether the store accepted them.
+function M.execute(store, claim)
+  local job = claim.job or claim.run.job
+  local handler = require(policy.handlers[job.kind])
+  local ctx, lease = context(store, claim, job)
+  if claim.refusal then return claim.refusal, store:complete(claim, claim.refusal) end
+  local ok, result = xpcall(handler.run, debug.traceback, job, ctx)
   local fields
   if not ok then
     ctx.log("handler failed: " .. tostring(result))
     fields = { status = "failed", error = tostring(result):match "^[^\n]*" }
   elseif result.outcome == "cancelled" then
     fields = { status = "cancelled", outcome = "cancelled", summary = result.summary or json.null,
-               error = "cancelled while running" }
+               error = lease.lost and "the lease was lost while running" or "cancelled while running" }
   else
     fields = { status = "done", outcome = result.outcome, summary = result.summary or json.null }
   end
-  attempt_record(attempt_dir, { finished_at = store_mod.now(), status = fields.status, outcome = fields.outcome or json.null })
-  return finish(store, run, attempt, fields)
+  return fields, store:complete(claim, fields)
 end
 
---- Decides and performs what a claimed run needs.  Returns true if it ran.
-function M.step(store, id)
-  local lock = store:claim(id)
-  if not lock then return false end
-  local run = store:get(id)
-  local did = false
-  if run and not store_mod.TERMINAL[run.state.status] then
-    local attempts = run.state.attempts
-    if run.state.status == "running" then
-      -- We hold the lock of a run marked running: its worker is gone, and
-      -- what it ran may live on in its cgroup: killed before any retry.
-      attempt_record(("%s/attempts/%d"):format(run.dir, attempts),
-        { status = "lost", lost_at = store_mod.now(), note = "the worker stopped before finishing this attempt",
-          left_behind = M.left_behind() })
-    end
-    if run.cancel_requested then
-      finish(store, run, attempts, { status = "cancelled", error = "cancelled before the attempt could run" })
-    elseif attempts >= policy.max_attempts then
-      finish(store, run, attempts, { status = "failed",
-        error = ("the worker stopped during attempt %d and no attempts remain (max %d)"):format(attempts, policy.max_attempts) })
-    else
-      M.execute(store, run, attempts + 1)
-      did = true
-    end
-  end
-  lock:unlock()
-  return did
-end
-
---- Runs everything runnable, oldest first; returns how many attempts ran.
-function M.scan(store)
-  local ids = store:list()
+--- Claims and executes runs until none is runnable; returns how many
+--  attempts ran.  opts.on_attempt(claim, fields, accepted) sees each.
+function M.scan(store, opts)
+  opts = opts or {}
+  local who = opts.identity or M.identity()
   local ran = 0
-  for i = #ids, 1, -1 do
-    if M.step(store, ids[i]) then ran = ran + 1 end
+  while true do
+    local started = sys.monotonic_ms()
+    local claim = store:claim(who, { abandoned = M.abandoned })
+    if not claim then return ran end
+    claim.claim_ms = sys.monotonic_ms() - started
+    local fields, accepted = M.execute(store, claim)
+    ran = ran + 1
+    if opts.on_attempt then opts.on_attempt(claim, fields, accepted) end
   end
-  return ran
 end
 
---- The worker loop of `vkit run worker`.
-function M.work(store)
-  while true do
-    local worker_lock = vkit_fs.lock(store.dir .. "/worker.lock")
-    if not worker_lock then return 0 end
-    M.scan(store)
-    worker_lock:unlock()
-    if not store:has_work() then return 0 end
+local function report(claim, fields, accepted)
+  io.stderr:write(("%s worker %d: run %s attempt %d %s: %s (claimed in %d ms)\n"):format(common.now(), sys.pid(),
+    claim.run.id, claim.attempt, fields.status, accepted and "completed" or "discarded (lease lost)", claim.claim_ms or 0))
+end
+
+--- The worker loop of `vkit run worker`.  opts.until_idle: exit once no
+--  run needs a worker; with opts.exclusive (an on-demand worker, one per
+--  store and machine) it holds the store's scanner lock while it scans,
+--  then looks once more after releasing it.  Otherwise it serves until
+--  killed, waiting for work between scans; a store it cannot reach is
+--  retried.
+function M.work(store, opts)
+  opts = opts or {}
+  local scan_opts = { identity = M.identity(), on_attempt = report }
+  if opts.until_idle then
+    while true do
+      local lock
+      if opts.exclusive then
+        lock = store:scanner_lock()
+        if not lock then return 0 end
+      end
+      M.scan(store, scan_opts)
+      if lock then lock:unlock() end
+      if not store:has_work() then return 0 end
+    end
   end
+  local backoff = policy.poll_ms
+  while true do
+    local ok, ran = pcall(M.scan, store, scan_opts)
+    if ok then
+      backoff = policy.poll_ms
+      if ran == 0 then store:wait_for_work(policy.idle_wait_ms) end
+    else
+      io.stderr:write(("%s worker %d: %s; retrying in %d ms\n"):format(common.now(), sys.pid(), tostring(ran), backoff))
+      sys.sleep(backoff / 1000)
+      backoff = math.min(backoff * 2, policy.reconnect_max_ms)
+    end
+  end
+end
+
+--- A usage problem with `vkit run ACTION`'s worker options, or nil.
+function M.check_options(action, opts)
+  local worker_only = { concurrency = "--concurrency", until_idle = "--until-idle", lease_seconds = "--lease-seconds" }
+  for key, flag in pairs(worker_only) do
+    if opts[key] ~= nil and action ~= "worker" then return flag .. " is only for `vkit run worker`" end
+  end
+  local n = opts.concurrency
+  if n and (math.type(n) ~= "integer" and n ~= math.floor(n) or n < 1 or n > policy.max_concurrency) then
+    return ("--concurrency must be a whole number from 1 to %d"):format(policy.max_concurrency)
+  end
+  local lease = opts.lease_seconds
+  if lease and (lease < policy.min_lease_seconds or lease > policy.max_lease_seconds) then
+    return ("--lease-seconds must be between %d and %d"):format(policy.min_lease_seconds, policy.max_lease_seconds)
+  end
+end
+
+--- `vkit run worker`: N workers on this machine (this process and N-1
+--  detached ones, each an ordinary worker claiming one run at a time: kill
+--  any of them and the others go on).  The file store's worker always
+--  exits once idle (it is started on demand); a PostgreSQL worker serves
+--  until killed unless --until-idle.
+function M.serve(store, opts)
+  local n = math.tointeger(opts.concurrency or 1)
+  if n > 1 then
+    local vkit = require "vkit"
+    local _, log, cwd, env = store:worker_argv(vkit.exe)
+    local argv = { vkit.exe, "run", "worker" }
+    if store.backend == "files" then
+      for _, a in ipairs { "--project", store.project } do argv[#argv + 1] = a end
+    else
+      for _, a in ipairs { "--store", store.url } do argv[#argv + 1] = a end
+    end
+    argv[#argv + 1] = "--concurrency"
+    argv[#argv + 1] = "1"
+    if opts.until_idle then argv[#argv + 1] = "--until-idle" end
+    if opts.lease_seconds then
+      argv[#argv + 1] = "--lease-seconds"
+      argv[#argv + 1] = tostring(opts.lease_seconds)
+    end
+    for _ = 2, n do
+      assert(sys.spawn_detached { exe = vkit.exe, argv = argv, env = common.worker_env(env), cwd = cwd, log = log })
+    end
+  end
+  return M.work(store, { until_idle = opts.until_idle or store.backend == "files",
+                        exclusive = opts.concurrency == nil })
 end
 
 return M

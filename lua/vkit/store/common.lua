@@ -1,0 +1,125 @@
+--- What both job-store backends share: run ids, records, and the
+-- operations written once on top of each backend's primitives (entries,
+-- summary, wait, ensure_worker).
+local sys = require "vkit.sys"
+local json = require "vkit.json"
+local policy = require("vkit.policy").store
+
+local M = {}
+
+M.TERMINAL = { done = true, failed = true, cancelled = true }
+
+function M.now()
+  return os.date "!%Y-%m-%dT%H:%M:%SZ"
+end
+
+function M.new_id()
+  return ("r-%s-%s"):format(os.date "!%Y%m%dT%H%M%SZ", sys.random_hex(6))
+end
+
+--- The state record of the given fields (the others null), stamped now.
+function M.state_record(fields)
+  local state = { schema_version = 1, outcome = json.null, summary = json.null, error = json.null }
+  for k, v in pairs(fields) do state[k] = v end
+  state.updated_at = M.now()
+  return state
+end
+
+--- The record of an attempt whose worker stopped before finishing it.
+function M.abandoned_record(n, state)
+  return { attempt = n, status = "abandoned", abandoned_at = M.now(), worker_pid = state.worker_pid,
+           note = "the worker stopped (or lost its lease) before finishing this attempt" }
+end
+
+function M.exhausted(n)
+  return ("the worker stopped during attempt %d and no attempts remain (max %d)"):format(n, policy.max_attempts)
+end
+
+--- nil, message, "corrupt-run", {run_id, file, reason, message}.
+function M.corrupt(id, file, reason, message)
+  return nil, ("run %s is corrupt: %s: %s (%s)"):format(id, file, message, reason), "corrupt-run",
+    { run_id = id, file = file, reason = reason, message = message }
+end
+
+--- The corrupt entry's summary row (what --json lists for it).
+function M.corrupt_summary(corruption)
+  return { run_id = corruption.run_id, status = "corrupt", corrupt = corruption }
+end
+
+-- The operations every backend gets from its primitives (get, list, ...).
+local Store = {}
+M.Store = Store
+
+--- Every run, newest first, as {run = <get's record>} or {corrupt =
+--  {run_id, file, reason, message}}: a run that cannot be read is listed,
+--  never skipped.
+function Store:entries()
+  local out = {}
+  for _, id in ipairs(self:list()) do
+    local run, message, code, corruption = self:get(id)
+    out[#out + 1] = run and { run = run }
+      or { corrupt = corruption or { run_id = id, file = "?", reason = code, message = message } }
+  end
+  return out
+end
+
+--- The compact, stable summary of a run (what --json prints).
+function Store:summary(run)
+  local s = run.state
+  return {
+    run_id = run.id,
+    kind = run.job.kind,
+    status = s.status,
+    outcome = s.outcome,
+    attempts = s.attempts,
+    created_at = s.created_at,
+    updated_at = s.updated_at,
+    error = s.error,
+    summary = s.summary,
+    cancel_requested = run.cancel_requested,
+  }
+end
+
+--- Waits up to `seconds` (0..max_wait_seconds) for a terminal state.  A
+--  backend that can be told of changes waits for them (wait_change);
+--  otherwise it re-reads every poll_ms.
+function Store:wait(id, seconds)
+  local deadline = sys.monotonic_ms() + math.floor(seconds * 1000)
+  while true do
+    local run, message, code = self:get(id)
+    if not run then return nil, message, code end
+    local left = deadline - sys.monotonic_ms()
+    if M.TERMINAL[run.state.status] or left <= 0 then return run end
+    if self.wait_change then self:wait_change(math.min(left, policy.poll_ms * 10))
+    else sys.sleep(math.min(left, policy.poll_ms) / 1000) end
+  end
+end
+
+-- The environment a worker this command starts runs with: a closed one,
+-- plus what tells libpq and vkit where the store is (never a password
+-- itself, except as the caller's own PGPASSWORD, which libpq reads).
+local PASS_THROUGH = { "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLMODE", "PGSSLROOTCERT", "PGCONNECT_TIMEOUT",
+                       "VKIT_STORE", "VKIT_EVIDENCE_ROOT", "VKIT_CACHE", "PGHOST", "PGPORT", "PGUSER", "PGDATABASE" }
+
+function M.worker_env(overrides)
+  local env = { "PATH=/usr/bin:/bin", "LC_ALL=C", "HOME=" .. (os.getenv "HOME" or "/") }
+  for _, name in ipairs(PASS_THROUGH) do
+    local v = (overrides or {})[name] or os.getenv(name)
+    if v then env[#env + 1] = name .. "=" .. v end
+  end
+  return env
+end
+
+--- Starts a detached on-demand worker unless one is already scanning
+--  (it rescans after releasing its lock, so a job queued just before it
+--  exits is still seen: see vkit.store.worker).
+function Store:ensure_worker()
+  local lock = self:scanner_lock()
+  if not lock then return true end
+  lock:unlock()
+  local vkit = require "vkit"
+  local argv, log, cwd, env = self:worker_argv(vkit.exe)
+  return sys.spawn_detached { exe = vkit.exe, argv = argv, env = M.worker_env(env), cwd = cwd, log = log }
+end
+
+return M

@@ -1,0 +1,562 @@
+--- The PostgreSQL backend of the job store: one database, workers on any
+-- machine.
+--
+-- Tables (vkit.schema): runs (one row per run: the job record, its state,
+-- its lease), attempts (one row per attempt: who ran it under which lease
+-- token, how it ended), artifacts (every file an attempt retained, by
+-- SHA-256, in the evidence store), settings (the evidence root).
+--
+-- A claim is one transaction: the oldest runnable run (queued, or running
+-- under a lease that has expired by the database's clock) is selected
+-- FOR UPDATE SKIP LOCKED, so concurrent claimers never wait on nor take
+-- the same row; an expired attempt is recorded abandoned, a cancelled or
+-- exhausted run is settled, otherwise the run gets a new attempt and a
+-- fresh random lease token that expires lease_seconds from now.  A
+-- heartbeat renews the lease only while the token still matches and the
+-- lease has not expired, and returns cancel_requested: that is how a
+-- cancellation reaches the worker holding the run.  Completion is one
+-- transaction conditional on the same: a worker that lost its lease (it
+-- was paused, partitioned, or slow) has its result discarded and its
+-- attempt recorded abandoned; it can never overwrite a newer attempt.  A
+-- trigger refuses any change to a finished run.
+--
+-- Every statement is fixed text with $n parameters (vkit.pg sends values
+-- apart from the statement); nothing is built from request data.
+local pg = require "vkit.pg"
+local fs = require "vkit.fs"
+local sys = require "vkit.sys"
+local hash = require "vkit.hash"
+local json = require "vkit.json"
+local common = require "vkit.store.common"
+local records = require "vkit.store.records"
+local schema = require "vkit.store.schema"
+local evidence_mod = require "vkit.store.evidence"
+local projects = require "vkit.store.projects"
+local policy = require("vkit.policy").store
+
+local M = {}
+local Store = setmetatable({}, { __index = common.Store })
+Store.__index = Store
+
+local NULL = pg.null
+
+-- An error raised by a statement: {message, code}; tostring gives the message.
+local Failure = { __tostring = function(e) return e.message end }
+
+local function raise(message, code)
+  error(setmetatable({ message = message, code = code }, Failure), 0)
+end
+
+local CONNECTION_CODES = { ["connection-lost"] = true, timeout = true, ["connection-failed"] = true,
+                           ["57P01"] = true, ["57P02"] = true, ["57P03"] = true }
+
+--- Whether an error (raised or returned) means the database could not be
+--  reached, rather than that it refused.
+function M.is_connection_error(e)
+  return type(e) == "table" and CONNECTION_CODES[e.code] or false
+end
+
+--- The local cache directory of this machine's vkit (git caches, scratch
+--  attempt directories, on-demand worker locks).
+function M.cache_dir(dir)
+  dir = dir or os.getenv "VKIT_CACHE"
+  if not dir or dir == "" then
+    local xdg = os.getenv "XDG_CACHE_HOME"
+    dir = ((xdg and xdg ~= "") and xdg or ((os.getenv "HOME" or "/tmp") .. "/.cache")) .. "/vkit"
+  end
+  assert(fs.mkdirs(dir))
+  return assert(fs.realpath(dir))
+end
+
+-- The conninfo libpq gets: the user's URL, with a connect timeout when it
+-- sets none (a host that does not answer is an error after that long).
+local function conninfo(chosen)
+  if chosen.options.connect_timeout or os.getenv "PGCONNECT_TIMEOUT" then return chosen.conninfo end
+  local sep = chosen.conninfo:find("?", 1, true) and "&" or "?"
+  return chosen.conninfo .. sep .. "connect_timeout=" .. policy.connect_timeout_seconds
+end
+
+function Store:connection()
+  if self.conn and self.conn:ok() then return self.conn end
+  if self.conn then self.conn:close() end
+  self.conn, self.listening = nil, {}
+  local conn, message, code = pg.connect(self.conninfo)
+  if not conn then raise(("cannot reach the store %s: %s"):format(self.display, message), code) end
+  self.conn = conn
+  return conn
+end
+
+--- Runs one statement; raises a Failure.
+function Store:exec(sql, params)
+  local conn = self:connection()
+  local result, message, code = conn:exec(sql, params, policy.statement_timeout_ms)
+  if not result then raise(message, code) end
+  return result
+end
+
+--- Runs one statement that is safe to send twice, retrying it once on a
+--  fresh connection when the first one was lost.
+function Store:query(sql, params)
+  local ok, result = pcall(self.exec, self, sql, params)
+  if ok then return result end
+  if not M.is_connection_error(result) then error(result, 0) end
+  return self:exec(sql, params)
+end
+
+--- Runs fn() inside a transaction; rolls back and re-raises on an error.
+function Store:transaction(fn)
+  self:exec "BEGIN"
+  local results = table.pack(pcall(fn))
+  if results[1] then
+    self:exec "COMMIT"
+    return table.unpack(results, 2, results.n)
+  end
+  if self.conn and self.conn:ok() then pcall(self.exec, self, "ROLLBACK") end
+  error(results[2], 0)
+end
+
+local function version_of(self)
+  local present = self:query("SELECT to_regclass('vkit.schema_version') IS NOT NULL AS present").rows[1].present
+  if present ~= "t" then return 0 end
+  local row = self:query("SELECT coalesce(max(version), 0) AS version FROM vkit.schema_version").rows[1]
+  return tonumber(row.version)
+end
+
+--- Opens the store a postgresql:// URL names.  The schema must be the one
+--  this vkit knows (else: run `vkit store migrate`).
+function M.open(chosen, project, opts)
+  opts = opts or {}
+  local self = setmetatable({ backend = "postgresql", conninfo = conninfo(chosen), display = chosen.display,
+                              url = chosen.conninfo, listening = {} }, Store)
+  self.project = fs.realpath(project or ".") or project
+  self:connection()
+  if not opts.for_migration then
+    local version = version_of(self)
+    if version ~= schema.LATEST then
+      raise(("the store %s has schema version %d; this vkit needs %d: run `vkit store migrate --store URL`"):format(
+        self.display, version, schema.LATEST), "schema-mismatch")
+    end
+  end
+  self.lease_seconds = opts.lease_seconds or policy.lease_seconds
+  self.cache = opts.cache
+  return self
+end
+
+function Store:cache_dir()
+  return M.cache_dir(self.cache)
+end
+
+function Store:describe()
+  return "PostgreSQL store " .. self.display
+end
+
+function Store:location()
+  return self.project
+end
+
+--- Applies the migrations the database lacks; returns {from, to, applied}.
+function Store:migrate(evidence_root)
+  return self:transaction(function()
+    self:exec("SELECT pg_advisory_xact_lock(hashtext('vkit.store.migrate'))")
+    self:exec "CREATE SCHEMA IF NOT EXISTS vkit"
+    self:exec(schema.VERSION_TABLE)
+    local from = version_of(self)
+    if from > schema.LATEST then
+      raise(("the store's schema is version %d, newer than this vkit's %d"):format(from, schema.LATEST),
+        "schema-too-new")
+    end
+    local applied = json.array()
+    for _, m in ipairs(schema.migrations) do
+      if m.version > from then
+        for _, statement in ipairs(m.statements) do self:exec(statement) end
+        self:exec("INSERT INTO vkit.schema_version (version) VALUES ($1)", { m.version })
+        applied[#applied + 1] = m.version
+      end
+    end
+    if evidence_root then
+      self:exec([[INSERT INTO vkit.settings (name, value) VALUES ('evidence_root', $1)
+                  ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value]], { evidence_root })
+    end
+    return { from = from, to = schema.LATEST, applied = applied }
+  end)
+end
+
+--- The evidence store: VKIT_EVIDENCE_ROOT on this machine, else the root
+--  recorded by `vkit store migrate --evidence-root`.
+function Store:evidence()
+  if self.evidence_store then return self.evidence_store end
+  local root = os.getenv "VKIT_EVIDENCE_ROOT"
+  if not root or root == "" then
+    local row = self:query("SELECT value FROM vkit.settings WHERE name = 'evidence_root'").rows[1]
+    root = row and row.value
+  end
+  if not root then
+    raise("the store has no evidence root: set VKIT_EVIDENCE_ROOT or run `vkit store migrate --evidence-root DIR`",
+      "no-evidence-root")
+  end
+  self.evidence_store = evidence_mod.open(root)
+  return self.evidence_store
+end
+
+function Store:submit(kind, payload)
+  assert(records.KINDS[kind], "unknown job kind " .. tostring(kind))
+  local id = common.new_id()
+  local created = common.now()
+  local job = json.encode { schema_version = 1, run_id = id, kind = kind, created_at = created, payload = payload }
+  local ok, e = pcall(self.exec, self, [[INSERT INTO vkit.runs (run_id, kind, job, status, created_at, updated_at)
+    VALUES ($1, $2, $3, 'queued', $4, $4)]], { id, kind, job, created })
+  if not ok then
+    -- Sent again after a lost answer: the first one may have landed.
+    if not M.is_connection_error(e) then error(e, 0) end
+    local again = pcall(self.exec, self, [[INSERT INTO vkit.runs (run_id, kind, job, status, created_at, updated_at)
+      VALUES ($1, $2, $3, 'queued', $4, $4) ON CONFLICT (run_id) DO NOTHING]], { id, kind, job, created })
+    if not again then error(e, 0) end
+  end
+  return id
+end
+
+local RUN_COLUMNS = [[job, status, attempts, outcome, summary, error, cancel_requested, worker_pid, created_at,
+  updated_at, (status = 'running' AND lease_expires_at < clock_timestamp()) AS stale]]
+
+-- The run record of a row and its attempt rows, or the corruption.
+local function run_of(id, row, attempt_rows)
+  local job, message, code = json.decode(row.job)
+  if job == nil then return common.corrupt(id, "job.json", code, message) end
+  local ok, reason, why = records.job(job, id)
+  if not ok then return common.corrupt(id, "job.json", reason, why) end
+  local state = { schema_version = 1, status = row.status, attempts = math.tointeger(tonumber(row.attempts)),
+                  outcome = row.outcome or json.null, error = row.error or json.null, summary = json.null,
+                  created_at = row.created_at, updated_at = row.updated_at,
+                  worker_pid = row.worker_pid and math.tointeger(tonumber(row.worker_pid)) or nil }
+  if row.summary then
+    local summary, smessage, scode = json.decode(row.summary)
+    if summary == nil then return common.corrupt(id, "state.json", scode, smessage) end
+    state.summary = summary
+  end
+  ok, reason, why = records.state(state)
+  if not ok then return common.corrupt(id, "state.json", reason, why) end
+  local attempts, by_number = {}, {}
+  for _, a in ipairs(attempt_rows) do
+    local n = math.tointeger(tonumber(a.attempt))
+    attempts[#attempts + 1] = n
+    by_number[n] = { status = a.status, outcome = a.outcome or json.null }
+  end
+  local file
+  ok, file, reason, why = records.consistent(state, attempts, by_number)
+  if not ok then return common.corrupt(id, file, reason, why) end
+  return { id = id, job = job, state = state, attempts = attempts, cancel_requested = row.cancel_requested == "t",
+           stale = row.stale == "t" }
+end
+
+function Store:get(id)
+  if type(id) ~= "string" or not id:match "^r%-%d+T%d+Z%-%x+$" then
+    return nil, ("no run %s in %s"):format(tostring(id), self.display), "unknown-run"
+  end
+  local row = self:query("SELECT " .. RUN_COLUMNS .. " FROM vkit.runs WHERE run_id = $1", { id }).rows[1]
+  if not row then return nil, ("no run %s in %s"):format(id, self.display), "unknown-run" end
+  local attempt_rows = self:query("SELECT attempt, status, outcome FROM vkit.attempts WHERE run_id = $1 ORDER BY attempt",
+    { id }).rows
+  local run, message, code, corruption = run_of(id, row, attempt_rows)
+  if not run then return nil, message, code, corruption end
+  -- Views that read an attempt's files (reports) get a verified local copy.
+  local copies = {}
+  function run.local_attempt(n)
+    copies[n] = copies[n] or self:materialize(run, n)
+    return copies[n]
+  end
+  return run
+end
+
+function Store:list()
+  local ids = {}
+  for _, row in ipairs(self:query("SELECT run_id FROM vkit.runs ORDER BY run_id DESC").rows) do ids[#ids + 1] = row.run_id end
+  return ids
+end
+
+function Store:cancel(id)
+  local run, message, code = self:get(id)
+  if not run then return nil, message, code end
+  if common.TERMINAL[run.state.status] then return run end
+  self:query([[UPDATE vkit.runs SET cancel_requested = true, updated_at = $2
+               WHERE run_id = $1 AND status IN ('queued', 'running')]], { id, common.now() })
+  self:query([[UPDATE vkit.runs SET status = 'cancelled', error = 'cancelled before it started', updated_at = $2
+               WHERE run_id = $1 AND status = 'queued']], { id, common.now() })
+  return self:get(id)
+end
+
+local function settle(self, run_id, status, error_text)
+  self:exec([[UPDATE vkit.runs SET status = $2, error = $3, lease_expires_at = NULL, updated_at = $4
+              WHERE run_id = $1]], { run_id, status, error_text, common.now() })
+end
+
+-- One claim transaction: a claim, "again" (a run was settled: look once
+-- more) or nil (nothing runnable).
+local function claim_once(self, worker, hooks)
+  return self:transaction(function()
+    local row = self:exec([[SELECT run_id, status, attempts, cancel_requested, worker_pid, lease_owner, job FROM vkit.runs
+      WHERE status = 'queued' OR (status = 'running' AND lease_expires_at < clock_timestamp())
+      ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED]]).rows[1]
+    if not row then return nil end
+    local id, n = row.run_id, math.tointeger(tonumber(row.attempts))
+    if row.status == "running" then
+      local record = common.abandoned_record(n, { worker_pid = row.worker_pid and tonumber(row.worker_pid) })
+      record.worker = row.lease_owner -- host:pid:nonce: the hook acts only on its own host's workers
+      if hooks and hooks.abandoned then hooks.abandoned(id, n, record) end
+      self:exec([[UPDATE vkit.attempts SET status = 'abandoned', finished_at = $3, note = $4
+                  WHERE run_id = $1 AND attempt = $2 AND status = 'running']],
+        { id, n, record.abandoned_at, "its lease expired before it finished (the worker died, paused or was cut off)" })
+    end
+    local job = json.decode(row.job)
+    if not job or not records.job(job, id) then
+      settle(self, id, "failed", "the run's job record cannot be believed")
+      return "again"
+    end
+    if row.cancel_requested == "t" then
+      settle(self, id, "cancelled", "cancelled before the attempt could run")
+      return "again"
+    end
+    if n >= policy.max_attempts then
+      settle(self, id, "failed", common.exhausted(n))
+      return "again"
+    end
+    local token = sys.random_hex(16)
+    local attempt, now = n + 1, common.now()
+    self:exec([[UPDATE vkit.runs SET status = 'running', attempts = $2, lease_token = $3, lease_owner = $4,
+                  lease_expires_at = clock_timestamp() + make_interval(secs => $5), worker_pid = $6, updated_at = $7
+                WHERE run_id = $1]], { id, attempt, token, worker, self.lease_seconds, sys.pid(), now })
+    self:exec([[INSERT INTO vkit.attempts (run_id, attempt, status, worker, worker_pid, lease_token, started_at)
+                VALUES ($1, $2, 'running', $3, $4, $5, $6)]], { id, attempt, worker, sys.pid(), token, now })
+    return { id = id, attempt = attempt, token = token, job = job, worker = worker }
+  end)
+end
+
+function Store:claim(worker, hooks)
+  while true do
+    local claimed = claim_once(self, worker, hooks)
+    if claimed ~= "again" then
+      if not claimed then return nil end
+      return self:prepare(claimed)
+    end
+  end
+end
+
+-- The claimed attempt's scratch directory and the job as its handler sees
+-- it: the project fetched into this machine's cache.
+function Store:prepare(claimed)
+  local cache = self:cache_dir()
+  local dir = ("%s/attempts/%s/%d"):format(cache, claimed.id, claimed.attempt)
+  if fs.lstat(dir) then fs.remove_tree(dir) end
+  assert(fs.mkdirs(dir))
+  local run = assert(self:get(claimed.id))
+  local claim = { run = run, attempt = claimed.attempt, token = claimed.token, attempt_dir = dir, job = claimed.job }
+  local payload = claimed.job.payload
+  if type(payload.project) == "string" then
+    local local_repo, message = projects.fetch(cache, payload.project, payload)
+    local job = {}
+    for k, v in pairs(claimed.job) do job[k] = v end
+    job.payload = {}
+    for k, v in pairs(payload) do job.payload[k] = v end
+    job.payload.project = local_repo or payload.project
+    job.payload.project_location = payload.project
+    claim.job = job
+    if not local_repo then
+      claim.refusal = { status = "failed", error = ("cannot fetch the project from %s: %s"):format(payload.project,
+        tostring(message)) }
+    end
+  end
+  return claim
+end
+
+function Store:heartbeat(claim)
+  local rows = self:query([[UPDATE vkit.runs SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
+      WHERE run_id = $1 AND lease_token = $2 AND status = 'running' AND lease_expires_at > clock_timestamp()
+      RETURNING cancel_requested]], { claim.run.id, claim.token, self.lease_seconds }).rows
+  if #rows == 0 then return false, false end
+  return true, rows[1].cancel_requested == "t"
+end
+
+-- Every regular file the attempt left, copied into the evidence store.
+function Store:retain(claim)
+  local ev = self:evidence()
+  local out = json.array()
+  for _, e in ipairs(assert(fs.walk(claim.attempt_dir))) do
+    if e.kind == "file" and not e.path:match "^%.retained/" then
+      assert(#out < policy.max_artifacts, "the attempt retained more files than max_artifacts")
+      if e.size > policy.max_artifact_bytes then
+        raise(("%s has %d bytes; one retained file may have %d"):format(e.path, e.size, policy.max_artifact_bytes),
+          "too-large")
+      end
+      local sha, size = ev:put(claim.attempt_dir .. "/" .. e.path)
+      if not sha then raise(("cannot retain %s: %s"):format(e.path, tostring(size)), "evidence-unwritable") end
+      out[#out + 1] = { path = e.path, sha256 = sha, size = size }
+    end
+  end
+  return out
+end
+
+local function complete_once(self, claim, fields, retained)
+  return self:transaction(function()
+    local id = claim.run.id
+    local row = self:exec([[SELECT status, attempts, lease_token, (lease_expires_at > clock_timestamp()) AS live
+      FROM vkit.runs WHERE run_id = $1 FOR UPDATE]], { id }).rows[1]
+    local n = row and math.tointeger(tonumber(row.attempts))
+    if row and row.lease_token == claim.token and n == claim.attempt and common.TERMINAL[row.status] then
+      return true -- ours already: an answer lost on the way back
+    end
+    self:exec([[INSERT INTO vkit.artifacts (run_id, attempt, path, sha256, size)
+      SELECT $1, $2, a.path, a.sha256, a.size FROM jsonb_to_recordset($3::jsonb) AS a(path text, sha256 text, size bigint)
+      ON CONFLICT DO NOTHING]], { id, claim.attempt, json.encode(retained) })
+    local held = row and row.lease_token == claim.token and n == claim.attempt and row.status == "running"
+      and row.live == "t"
+    local now = common.now()
+    if not held then
+      self:exec([[UPDATE vkit.attempts SET status = 'abandoned', finished_at = $4, note = $5
+        WHERE run_id = $1 AND attempt = $2 AND lease_token = $3 AND status = 'running']],
+        { id, claim.attempt, claim.token, now, ("its result (%s) was discarded: the lease was lost"):format(fields.status) })
+      return false
+    end
+    local outcome = fields.outcome
+    if outcome == nil or outcome == json.null then outcome = NULL end
+    self:exec([[UPDATE vkit.attempts SET status = $3, outcome = $4, finished_at = $5
+      WHERE run_id = $1 AND attempt = $2]], { id, claim.attempt, fields.status, outcome, now })
+    local summary = fields.summary
+    summary = (summary ~= nil and summary ~= json.null) and json.encode(summary) or NULL
+    local err = fields.error
+    if err == nil or err == json.null then err = NULL end
+    self:exec([[UPDATE vkit.runs SET status = $2, outcome = $3, summary = $4, error = $5, lease_expires_at = NULL,
+      updated_at = $6 WHERE run_id = $1]], { id, fields.status, outcome, summary, err, now })
+    return true
+  end)
+end
+
+--- Retains the attempt's files, then records its end if the lease still
+--  holds.  A database that cannot be reached is tried again until it
+--  answers (with backoff, each failure said on stderr): the answer is then
+--  certain either way, and a worker never goes on not knowing whether its
+--  result counted.
+function Store:complete(claim, fields)
+  local ok, retained = pcall(self.retain, self, claim)
+  if not ok then
+    fields = { status = "failed", error = "cannot retain the attempt's files: " .. tostring(retained) }
+    retained = json.array()
+  end
+  local pause = policy.poll_ms
+  while true do
+    local done, accepted = pcall(complete_once, self, claim, fields, retained)
+    if done then
+      if accepted then fs.remove_tree(claim.attempt_dir) end
+      return accepted
+    end
+    if not M.is_connection_error(accepted) then error(accepted, 0) end
+    io.stderr:write(("%s worker %d: recording run %s attempt %d: %s; retrying in %d ms\n"):format(common.now(),
+      sys.pid(), claim.run.id, claim.attempt, tostring(accepted), pause))
+    sys.sleep(pause / 1000)
+    pause = math.min(pause * 2, policy.reconnect_max_ms)
+  end
+end
+
+function Store:attempt_record(run, n)
+  local row = self:query([[SELECT attempt, status, outcome, worker, worker_pid, started_at, finished_at, note
+    FROM vkit.attempts WHERE run_id = $1 AND attempt = $2]], { run.id, n }).rows[1]
+  if not row then return nil end
+  row.attempt = math.tointeger(tonumber(row.attempt))
+  row.worker_pid = row.worker_pid and math.tointeger(tonumber(row.worker_pid))
+  return row
+end
+
+function Store:artifacts(run, n)
+  local out = json.array()
+  for _, row in ipairs(self:query([[SELECT path, sha256, size FROM vkit.artifacts WHERE run_id = $1 AND attempt = $2
+      ORDER BY path]], { run.id, n }).rows) do
+    out[#out + 1] = { path = row.path, sha256 = row.sha256, size = math.tointeger(tonumber(row.size)) }
+  end
+  return out
+end
+
+function Store:read_artifact(run, n, rel, max_bytes)
+  local row = self:query("SELECT sha256 FROM vkit.artifacts WHERE run_id = $1 AND attempt = $2 AND path = $3",
+    { run.id, n, rel }).rows[1]
+  if not row then return nil, ("run %s attempt %d retained no %s"):format(run.id, n, rel), "ENOENT" end
+  return self:evidence():read(row.sha256, max_bytes)
+end
+
+--- A fresh local directory holding every file attempt n retained, each
+--  copied from the evidence store and verified against its SHA-256 (a
+--  changed object is left out: the view then shows it missing).
+function Store:materialize(run, n)
+  local ev = self:evidence()
+  local dir = assert(fs.mkdtemp "/tmp/vkit-attempt-")
+  -- Removed when the store is collected (at the latest when vkit exits).
+  self.views = self.views or {}
+  self.views[#self.views + 1] = setmetatable({}, { __gc = function() fs.remove_tree(dir) end })
+  for _, a in ipairs(self:artifacts(run, n)) do
+    local target = dir .. "/" .. a.path
+    local parent = target:match "^(.*)/[^/]+$"
+    assert(fs.mkdirs(parent))
+    ev:copy_out(a.sha256, target)
+  end
+  return dir
+end
+
+--- Materialises attempt n's retained `rel` subtree under scratch (every
+--  file verified against its SHA-256); returns the local directory.
+function Store:retained_dir(run, n, rel, scratch)
+  scratch = scratch or assert(fs.mkdtemp "/tmp/vkit-retained-")
+  local ev = self:evidence()
+  local dest = scratch .. "/" .. rel
+  assert(fs.mkdirs(dest))
+  for _, row in ipairs(self:query([[SELECT path, sha256 FROM vkit.artifacts
+      WHERE run_id = $1 AND attempt = $2 AND starts_with(path, $3) ORDER BY path]], { run.id, n, rel .. "/" }).rows) do
+    local target = scratch .. "/" .. row.path
+    assert(fs.mkdirs(target:match "^(.*)/[^/]+$"))
+    assert(ev:copy_out(row.sha256, target))
+  end
+  return dest
+end
+
+function Store:has_work()
+  local row = self:query([[SELECT EXISTS (SELECT 1 FROM vkit.runs WHERE status = 'queued'
+      OR (status = 'running' AND lease_expires_at < clock_timestamp())) AS work]]).rows[1]
+  return row.work == "t"
+end
+
+local function listen(self, channel)
+  local conn = self:connection()
+  if not self.listening[channel] then
+    self:exec(channel == "vkit_queue" and "LISTEN vkit_queue" or "LISTEN vkit_runs")
+    self.listening[channel] = true
+  end
+  return conn
+end
+
+--- Waits up to ms for a NOTIFY on channel (or returns at once when one is
+--  pending).
+function Store:wait_notify(channel, ms)
+  local ok, conn = pcall(listen, self, channel)
+  if not ok then
+    sys.sleep(ms / 1000)
+    return
+  end
+  conn:wait_notify(math.max(1, math.floor(ms)))
+end
+
+function Store:wait_for_work(ms) self:wait_notify("vkit_queue", ms) end
+function Store:wait_change(ms) self:wait_notify("vkit_runs", ms) end
+
+--- The lock an on-demand worker of this machine holds while it scans.
+function Store:scanner_lock()
+  return fs.lock(("%s/worker-%s.lock"):format(self:cache_dir(), hash.sha256(self.url):sub(1, 16)))
+end
+
+function Store:worker_argv(exe)
+  local cache = self:cache_dir()
+  return { exe, "run", "worker", "--store", self.url, "--until-idle" }, cache .. "/worker.log", cache,
+    { VKIT_CACHE = cache }
+end
+
+function Store:close()
+  if self.conn then self.conn:close() end
+  self.conn = nil
+end
+
+return M

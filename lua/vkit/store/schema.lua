@@ -1,0 +1,105 @@
+--- The PostgreSQL job store's schema, as numbered migrations.
+--
+-- Every statement is fixed text: no migration, and no query of the store,
+-- is ever built from request data (values travel as parameters).  Each
+-- migration is a list of statements applied in one transaction with the
+-- version it brings the schema to; `vkit store migrate` applies those the
+-- database lacks, holding an advisory lock so two migrators cannot race.
+--
+-- Privileges: the tables belong to the role that migrates (the owner).
+-- Everything a command or worker needs is granted to the group role
+-- vkit_client (created NOLOGIN when missing) and nothing more: read and
+-- insert runs, attempts and artifacts, update only the mutable columns of
+-- a run and an attempt, read the settings.  No DELETE, no TRUNCATE, no
+-- DDL: a worker's credentials cannot erase or rewrite history, nor change
+-- a job once queued (kind, payload and id are not updatable).
+local M = {}
+
+M.CLIENT_ROLE = "vkit_client"
+
+M.migrations = {
+  {
+    version = 1,
+    statements = {
+      [[CREATE SCHEMA IF NOT EXISTS vkit]],
+      [[CREATE TABLE vkit.settings (name text PRIMARY KEY, value text NOT NULL)]],
+      [[CREATE TABLE vkit.runs (
+          seq bigserial UNIQUE,
+          run_id text PRIMARY KEY CHECK (run_id ~ '^r-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{12}$'),
+          kind text NOT NULL,
+          job text NOT NULL,
+          status text NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+          attempts integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+          outcome text,
+          summary text,
+          error text,
+          cancel_requested boolean NOT NULL DEFAULT false,
+          lease_token text,
+          lease_owner text,
+          lease_expires_at timestamptz,
+          worker_pid integer,
+          created_at text NOT NULL,
+          updated_at text NOT NULL)]],
+      [[CREATE INDEX runs_runnable ON vkit.runs (seq) WHERE status IN ('queued', 'running')]],
+      [[CREATE TABLE vkit.attempts (
+          run_id text NOT NULL REFERENCES vkit.runs (run_id),
+          attempt integer NOT NULL CHECK (attempt >= 1),
+          status text NOT NULL CHECK (status IN ('running', 'done', 'failed', 'cancelled', 'abandoned')),
+          outcome text,
+          worker text NOT NULL,
+          worker_pid integer,
+          lease_token text NOT NULL,
+          started_at text NOT NULL,
+          finished_at text,
+          note text,
+          PRIMARY KEY (run_id, attempt))]],
+      [[CREATE TABLE vkit.artifacts (
+          run_id text NOT NULL,
+          attempt integer NOT NULL,
+          path text NOT NULL CHECK (path <> '' AND path !~ '^/' AND path !~ '(^|/)\.\.?(/|$)'),
+          sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+          size bigint NOT NULL CHECK (size >= 0),
+          PRIMARY KEY (run_id, attempt, path),
+          FOREIGN KEY (run_id, attempt) REFERENCES vkit.attempts (run_id, attempt))]],
+      -- A finished run never changes again: whatever a client sends.
+      [[CREATE FUNCTION vkit.runs_stay_finished() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF OLD.status IN ('done', 'failed', 'cancelled') THEN
+            RAISE EXCEPTION 'run % is finished (%): it cannot change', OLD.run_id, OLD.status
+              USING ERRCODE = 'P0001';
+          END IF;
+          RETURN NEW;
+        END $$]],
+      [[CREATE TRIGGER runs_stay_finished BEFORE UPDATE ON vkit.runs
+          FOR EACH ROW EXECUTE FUNCTION vkit.runs_stay_finished()]],
+      -- Waiters hear of every change of a run, idle workers of new work.
+      [[CREATE FUNCTION vkit.runs_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM pg_notify('vkit_runs', NEW.run_id);
+          IF NEW.status = 'queued' THEN PERFORM pg_notify('vkit_queue', NEW.run_id); END IF;
+          RETURN NEW;
+        END $$]],
+      [[CREATE TRIGGER runs_notify AFTER INSERT OR UPDATE ON vkit.runs
+          FOR EACH ROW EXECUTE FUNCTION vkit.runs_notify()]],
+      [[DO $$ BEGIN
+          CREATE ROLE vkit_client NOLOGIN;
+        EXCEPTION WHEN duplicate_object THEN NULL;
+        END $$]],
+      [[GRANT USAGE ON SCHEMA vkit TO vkit_client]],
+      [[GRANT SELECT, INSERT ON vkit.runs, vkit.attempts, vkit.artifacts TO vkit_client]],
+      [[GRANT UPDATE (status, attempts, outcome, summary, error, cancel_requested, lease_token, lease_owner,
+                      lease_expires_at, worker_pid, updated_at) ON vkit.runs TO vkit_client]],
+      [[GRANT UPDATE (status, outcome, finished_at, note) ON vkit.attempts TO vkit_client]],
+      [[GRANT SELECT ON vkit.settings, vkit.schema_version TO vkit_client]],
+      [[GRANT USAGE ON SEQUENCE vkit.runs_seq_seq TO vkit_client]],
+    },
+  },
+}
+
+M.LATEST = M.migrations[#M.migrations].version
+
+-- Made before the first migration, so a version can be recorded.
+M.VERSION_TABLE = [[CREATE TABLE IF NOT EXISTS vkit.schema_version (
+  version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())]]
+
+return M

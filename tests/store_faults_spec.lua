@@ -1,0 +1,288 @@
+-- The PostgreSQL job store under faults and load, against a real
+-- PostgreSQL started by the spec: four workers, several hundred jobs
+-- (probes and real certifications), workers SIGKILLed at chosen moments
+-- and replaced, PostgreSQL stopped at once and restarted mid-run, a
+-- worker holding a run paused (SIGSTOP: it can neither work nor talk) past
+-- its lease, and a worker holding a run cut off from the database by a
+-- network partition (it reaches PostgreSQL through a TCP proxy,
+-- tests/support/tcp_proxy.py, which is stopped: its connections hang, it
+-- goes on working) past its lease.  Every job must end exactly once: no lost run, no
+-- doubled completion, no result from a stale lease, and the counts, taken
+-- from the database and from every worker's own log, prove it.
+--
+-- The faults are triggered by progress (random shares of the runs
+-- finished), never by the clock, so a slow or loaded machine changes only how long
+-- the spec takes; the one bound (900 s) separates a hang from that.
+local vkit = require "vkit"
+local json = vkit.json
+local t = require "tests.support.run"
+local postgres = require "tests.support.postgres"
+local intents = require "tests.support.intents"
+local store_mod = require "vkit.store"
+
+if not postgres.available() then
+  describe("the PostgreSQL store under faults and load", function()
+    pending("PostgreSQL 15 is not installed (scripts/debian-packages installs it)")
+  end)
+  return
+end
+
+local PROBES, CERTIFICATIONS, WORKERS, LEASE = 320, 8, 4, 5
+local BOUND_MS = 900 * 1000
+
+describe("the PostgreSQL store under faults and load", function()
+  local server, db, dir, cleanup, p, proxy_pid
+  setup(function()
+    server = postgres.start()
+    db = server:database()
+    dir, cleanup = t.tempdir()
+    p = intents.project { artifacts = intents.artifacts_for("python", "src/score.py", { max_inputs = 3 }) }
+  end)
+  teardown(function()
+    t.kill_matching("--store " .. db.url)
+    -- This spec's own proxy only (another run of the suite may have one).
+    if proxy_pid then os.execute("kill -KILL " .. proxy_pid .. " 2>/dev/null") end
+    if p then p.cleanup() end
+    server:stop()
+    cleanup()
+  end)
+
+  it("ends every job exactly once through SIGKILLs, a database restart and a partition", function()
+    local proxy
+    local store = store_mod.open { store = db.url, project = p.dir .. "/project", cache = dir .. "/cache" }
+    local expected = {}
+    for i = 1, PROBES do
+      -- Mostly short probes; every tenth long enough to be caught running.
+      local id = store:submit("probe", { ms = i % 10 == 0 and 1500 or (i * 37) % 120 })
+      expected[id] = "ok"
+    end
+    local good = p.commit({ ["src/score.py"] = "def score(x):\n    return min(x + x, 100)\n" }, p.target)
+    local bad = p.commit({ ["src/score.py"] = "def score(x):\n    return 100 if x >= 30 else 2 * x\n" }, p.target)
+    for i = 1, CERTIFICATIONS do
+      local candidate = i % 2 == 0 and good or bad
+      local id = store:submit("change-certify", { project = store.project, request = json.decode(p.request(candidate)),
+                                                  trusted_target = p.target, method = "finite_paired" })
+      expected[id] = i % 2 == 0 and "samples_conform" or "observed_violation"
+    end
+    local total = PROBES + CERTIFICATIONS
+
+    -- The proxy one worker reaches the database through.
+    local port_file = dir .. "/proxy.port"
+    proxy = assert(vkit.sys.spawn_detached { exe = "/usr/bin/python3.11", cwd = dir, log = dir .. "/proxy.log",
+      argv = { "python3", vkit.root .. "/tests/support/tcp_proxy.py", ("%s/.s.PGSQL.%d"):format(server.socket, server.port),
+               port_file }, env = { "PATH=/usr/bin:/bin" } })
+    proxy_pid = proxy
+    assert.is_true(t.wait_for(function() return vkit.fs.lstat(port_file) ~= nil end, 60), "the proxy started")
+    local proxied_url = ("postgresql://127.0.0.1:%s/%s?user=vkit_worker&passfile=%s"):format(t.slurp(port_file),
+      db.name, server.passfile)
+
+    local workers, logs, next_log = {}, {}, 0
+    local function start_worker(url)
+      next_log = next_log + 1
+      local log = ("%s/worker-%d.log"):format(dir, next_log)
+      logs[#logs + 1] = log
+      local pid = assert(vkit.sys.spawn_detached { exe = vkit.exe, log = log, cwd = dir,
+        argv = { vkit.exe, "run", "worker", "--store", url or db.url, "--lease-seconds", tostring(LEASE),
+                 "--concurrency", "1" },
+        env = { "PATH=/usr/bin:/bin", "LC_ALL=C", "HOME=" .. dir, "VKIT_CACHE=" .. dir .. "/cache" } })
+      if not url then workers[#workers + 1] = pid end
+      return pid
+    end
+    for _ = 1, WORKERS - 1 do start_worker() end
+    local proxied = start_worker(proxied_url)
+
+    local admin
+    local function query(sql, params)
+      for _ = 1, 600 do
+        if not admin then admin = vkit.pg.connect(db.url) end
+        if admin then
+          local result = admin:exec(sql, params)
+          if result then return result end
+          admin:close()
+          admin = nil
+        end
+        vkit.sys.sleep(0.1)
+      end
+      error("the database stayed unreachable")
+    end
+    local function finished()
+      return tonumber(query("SELECT count(*) AS n FROM vkit.runs WHERE status IN ('done', 'failed', 'cancelled')")
+        .rows[1].n)
+    end
+
+    local killed, restarted, partition = 0, false, nil
+    local killed_pids = {}
+    -- Six kills at random moments (random shares of the runs finished,
+    -- between 5% and 90%), each of a random worker.
+    local kills_at = {}
+    for i = 1, 6 do kills_at[i] = 0.05 + (tonumber(vkit.sys.random_hex(2), 16) % 850) / 1000 end
+    table.sort(kills_at)
+    local function kill_one()
+      local k = 1 + (tonumber(vkit.sys.random_hex(1), 16) % #workers)
+      local pid = table.remove(workers, k)
+      os.execute("kill -KILL " .. pid)
+      killed_pids[pid] = true
+      killed = killed + 1
+      start_worker()
+    end
+    -- Stops `stopped` (a worker, or the proxy) while one of `holders`
+    -- holds a running attempt: {pid, run, attempt} once it is so, else nil.
+    local function partition_one(holders, stopped)
+      local live = {}
+      for _, pid in ipairs(holders) do live[pid] = true end
+      for _, row in ipairs(query([[SELECT run_id, attempt, worker_pid FROM vkit.attempts WHERE status = 'running'
+                                   ORDER BY started_at]]).rows) do
+        local pid = tonumber(row.worker_pid)
+        if live[pid] then
+          local target = stopped or pid
+          os.execute("kill -STOP " .. target)
+          local still = query("SELECT status FROM vkit.attempts WHERE run_id = $1 AND attempt = $2",
+            { row.run_id, row.attempt }).rows[1]
+          if still.status == "running" then return { pid = target, run = row.run_id, attempt = tonumber(row.attempt) } end
+          os.execute("kill -CONT " .. target)
+        end
+      end
+    end
+    -- Resumes a partition once another worker has taken its run over.
+    local function heal(partition)
+      if partition and not partition.resumed then
+        local row = query("SELECT attempts FROM vkit.runs WHERE run_id = $1", { partition.run }).rows[1]
+        if tonumber(row.attempts) > partition.attempt then
+          os.execute("kill -CONT " .. partition.pid)
+          partition.resumed = true
+        end
+      end
+    end
+    local network
+
+    local start = vkit.sys.monotonic_ms()
+    local done = 0
+    while done < total do
+      assert(vkit.sys.monotonic_ms() - start < BOUND_MS, ("only %d of %d runs ended"):format(done, total))
+      local share = done / total
+      if kills_at[killed + 1] and share >= kills_at[killed + 1] then kill_one() end
+      if not restarted and share >= 0.40 then
+        server:restart()
+        restarted = true
+      end
+      if restarted and not partition and share >= 0.45 then partition = partition_one(workers) end
+      if restarted and not network and share >= 0.45 then network = partition_one({ proxied }, proxy) end
+      heal(partition)
+      heal(network)
+      vkit.sys.sleep(0.1)
+      done = finished()
+    end
+    assert.truthy(partition, "a worker was paused while holding a run")
+    assert.truthy(network, "a worker was cut off from the database while holding a run")
+    heal(partition)
+    heal(network)
+    -- The partitioned worker learns that its lease is gone and discards its
+    -- result; wait for it to say so (it heartbeats within heartbeat_ms).
+    local function discarded_lines()
+      local out = {}
+      for _, log in ipairs(logs) do
+        for run, attempt in t.slurp(log):gmatch "run (r%-[%w%-]+) attempt (%d+) %a+: discarded" do
+          out[#out + 1] = { run = run, attempt = tonumber(attempt) }
+        end
+      end
+      return out
+    end
+    local function discarded(p)
+      for _, d in ipairs(discarded_lines()) do if d.run == p.run and d.attempt == p.attempt then return true end end
+      return false
+    end
+    assert.is_true(t.wait_for(function() return discarded(partition) and discarded(network) end, 180),
+      "both partitioned workers discarded their results")
+    -- A worker logs a completion just after its commit: wait until every
+    -- live worker has said what it committed before stopping them.
+    local function all_logged()
+      local lines = {}
+      for _, log in ipairs(logs) do
+        for run in t.slurp(log):gmatch "run (r%-[%w%-]+) attempt %d+ %a+: completed" do lines[run] = true end
+      end
+      for _, row in ipairs(query("SELECT run_id, worker_pid FROM vkit.attempts WHERE status = 'done'").rows) do
+        if not lines[row.run_id] and not killed_pids[tonumber(row.worker_pid)] then return false end
+      end
+      return true
+    end
+    assert.is_true(t.wait_for(all_logged, 120),
+      "every live worker logged its completions")
+    t.kill_matching("--store " .. db.url)
+    t.kill_matching("--store " .. proxied_url)
+
+    -- The counts.
+    local runs = {}
+    for _, row in ipairs(query("SELECT run_id, status, attempts, outcome, error FROM vkit.runs").rows) do
+      runs[row.run_id] = row
+    end
+    local attempts, by_status = {}, {}
+    for _, row in ipairs(query([[SELECT run_id, attempt, status, outcome, note, worker_pid FROM vkit.attempts
+                                 ORDER BY attempt]]).rows) do
+      attempts[row.run_id] = attempts[row.run_id] or {}
+      attempts[row.run_id][#attempts[row.run_id] + 1] = row
+      by_status[row.status] = (by_status[row.status] or 0) + 1
+    end
+    local completions = {}
+    for _, log in ipairs(logs) do
+      for run, attempt in t.slurp(log):gmatch "run (r%-[%w%-]+) attempt (%d+) %a+: completed" do
+        completions[run] = (completions[run] or 0) + 1
+        assert.equal(tonumber(runs[run].attempts), tonumber(attempt), "a completion is the run's last attempt")
+      end
+    end
+    local counts = { runs = 0, done = 0, failed = 0, cancelled = 0, completed = 0, unlogged = 0 }
+    for id, want in pairs(expected) do
+      local run = assert(runs[id], "no run lost: " .. id)
+      counts.runs = counts.runs + 1
+      counts[run.status] = counts[run.status] + 1
+      local list = attempts[id] or {}
+      assert.equal(tonumber(run.attempts), #list, id)
+      local done_attempts = 0
+      for n, a in ipairs(list) do
+        assert.equal(n, tonumber(a.attempt))
+        assert.are_not.equal("running", a.status, "no attempt left running: " .. id)
+        if a.status == "done" then done_attempts = done_attempts + 1 end
+        if n < #list then assert.equal("abandoned", a.status, "only the last attempt ends the run") end
+      end
+      if run.status == "done" then
+        assert.equal(1, done_attempts, "exactly one completed attempt: " .. id)
+        assert.equal(want, run.outcome, id)
+        assert.equal(run.outcome, list[#list].outcome)
+        -- Its worker said so, unless it was SIGKILLed between the commit
+        -- and writing the line; never twice.
+        if completions[id] == nil and killed_pids[tonumber(list[#list].worker_pid)] then
+          counts.unlogged = counts.unlogged + 1
+        else
+          assert.equal(1, completions[id], "exactly one accepted completion: " .. id)
+          counts.completed = counts.completed + 1
+        end
+      else
+        -- A run may end failed only by running out of attempts, each abandoned.
+        assert.equal("failed", run.status, id)
+        assert.equal(0, done_attempts)
+        assert.matches("no attempts remain", run.error)
+        assert.is_nil(completions[id], id)
+      end
+    end
+    local discarded = discarded_lines()
+    for _, d in ipairs(discarded) do
+      local a = attempts[d.run][d.attempt]
+      assert.equal("abandoned", a.status)
+      assert.is_true(tonumber(runs[d.run].attempts) > d.attempt, "a newer attempt ended the run")
+    end
+    assert.is_true(restarted)
+    assert.equal(#kills_at, killed)
+    assert.equal(total, counts.runs)
+    assert.equal(total, counts.done + counts.failed)
+    assert.equal(0, counts.cancelled)
+    assert.equal(counts.done, counts.completed + counts.unlogged)
+    io.stderr:write(("\nfaults and load: %d runs (%d probes, %d certifications), %d workers, lease %d s: %d done, "
+      .. "%d failed (attempts exhausted), %d accepted completions logged (+%d by a worker killed before it could log "
+      .. "it), 0 doubled; attempts: %s; %d SIGKILLs, 1 PostgreSQL "
+      .. "restart, 1 paused worker (%s attempt %d), 1 network partition (%s attempt %d): %d discarded result(s); "
+      .. "%.1f s\n"):format(total, PROBES, CERTIFICATIONS, WORKERS, LEASE, counts.done, counts.failed, counts.completed,
+      counts.unlogged, json.encode(by_status), killed, partition.run, partition.attempt, network.run, network.attempt, #discarded,
+      (vkit.sys.monotonic_ms() - start) / 1000))
+    if admin then admin:close() end
+    store:close()
+  end)
+end)
