@@ -167,6 +167,27 @@ M.verify_capture = git.verify_capture
 -- @treturn boolean true
 -- @return nil, message, code: `write-failed`
 
+--- Fetches objects from another repository (a local path, `file://`,
+-- `https://`, `ssh://`) through an anonymous remote: nothing is written to
+-- the configuration, no FETCH_HEAD, tags only as the refspecs say; every
+-- object received is checked by libgit2's indexer.
+-- @function Repository:fetch
+-- @string location
+-- @tparam {string,...} refspecs 1 to 1024, e.g. `"+refs/heads/*:refs/mirror/heads/*"`
+-- or an exact commit as the source (`"<40 hex>:refs/vkit/commits/<40 hex>"`)
+-- @treturn boolean true
+-- @return nil, message, code: `fetch-failed` (with libgit2's message)
+
+--- Copies an exact commit of another local repository, with its whole
+-- history and every tree and blob they reach, object by object (how a
+-- commit no branch or tag holds is brought over); an interrupted copy
+-- leaves nothing dangling.
+-- @function Repository:copy_commit
+-- @tparam Repository src
+-- @string commit an exact commit of src
+-- @treturn boolean true
+-- @return nil, message, code: `not-an-exact-commit`, `missing-object`, `corrupt-object`, `io-error`, `copy-failed`
+
 --- Closes the repository; using it afterwards raises.
 -- @function Repository:close
 -- @treturn nil

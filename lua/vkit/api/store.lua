@@ -1,9 +1,11 @@
 --- The durable job store: queue certifications and external checks, wait
 -- for them, read their results and their retained reports.
 --
--- Runs live under the project (`.vkit/runs/<run-id>/`, ignored by Git) and
--- are executed by a detached worker (`vkit run worker`) that `submit` starts
--- when none is running, so a run survives the script that queued it.  The
+-- Runs live under the project (`.vkit/runs/<run-id>/`, ignored by Git), or
+-- in a PostgreSQL database shared by workers on many machines
+-- (`docs/deployment.md`), and are executed by a worker (`vkit run worker`)
+-- that `submit` starts when none is running, so a run survives the script
+-- that queued it.  The
 -- states: `queued` → `running` → `done` | `failed` | `cancelled`; a run whose
 -- worker was killed is retried as a new attempt (at most 3).  What each run
 -- established is read with `vkit.change.result` (certifications) or rendered
@@ -14,6 +16,7 @@ local json = require "vkit.json"
 local hash = require "vkit.hash"
 local store_mod = require "vkit.store"
 local handles = require "vkit.api.handles"
+local policy = require("vkit.policy").api
 
 local M = {}
 
@@ -24,19 +27,25 @@ M.TERMINAL = { done = true, failed = true, cancelled = true }
 local Store = {}
 Store.__index = Store
 
---- Opens the job store of a project directory.
+--- Opens the job store of a project directory: its file store, or the
+-- store a URL names (`opts.store`, else the `VKIT_STORE` environment
+-- variable, as the CLI's `--store`).
 -- @string project the project directory (a Git repository for anything but reading)
--- @tparam[opt] table opts `{create = false}`: do not make `.vkit/` (a read-only
--- look at a project that has no runs yet)
+-- @tparam[opt] table opts `{create = false}`: do not make a file store's `.vkit/`
+-- (a read-only look at a project that has no runs yet); `{store =
+-- "postgresql://..."}`: the shared store
 -- @treturn Store
--- @return nil, message, code: `ENOENT`, `not-a-directory`
+-- @return nil, message, code: `ENOENT`, `not-a-directory`, `store-unavailable`
+-- (a bad URL, a database that cannot be reached)
 function M.open(project, opts)
   if type(project) ~= "string" then error("vkit.store.open: project must be a path", 2) end
+  opts = opts or {}
   local real, message, code = fs.realpath(project)
   if not real then return nil, ("the project %s does not exist: %s"):format(project, message), code end
   local st = fs.lstat(real)
   if not st or st.kind ~= "dir" then return nil, ("the project %s is not a directory"):format(project), "not-a-directory" end
-  local internal = store_mod.open(real, { create = not (opts and opts.create == false) })
+  local ok, internal = pcall(store_mod.open, { store = opts.store, project = real, create = opts.create })
+  if not ok then return nil, tostring(internal), "store-unavailable" end
   return handles.wrap(setmetatable({}, Store), internal)
 end
 
@@ -47,6 +56,12 @@ end
 -- @treturn string
 function Store:project()
   return handles.internal(self).project
+end
+
+--- Where the runs are kept, printable (a URL never shows a password).
+-- @treturn string
+function Store:describe()
+  return handles.internal(self):describe()
 end
 
 -- The submissions a script may make, by job kind: each validates what it is
@@ -201,13 +216,15 @@ end
 --- The reports a run retained in its last attempt: a certification's method
 -- reports (`finite_paired/change-analysis.v1.json` and the paired report,
 -- `exhaustive/exhaustive-report.v1.json`, ...), an external check's result,
--- checker request and receipt.  Each is hashed as it is now, beside the
--- digest the run recorded, so a report changed since is visible.
+-- checker request and receipt.  Each is read through the store (beneath
+-- the attempt's directory handle, never through a link; from the evidence
+-- store, its digest verified, for PostgreSQL) and hashed as it is now,
+-- beside the digest the run recorded, so a report changed since is visible.
 -- @string id a run id
--- @treturn {table,...} `{name (relative to the attempt), path, method, sha256
--- (now; nil when missing), recorded (nil when the run recorded none), changed,
--- document (the decoded JSON; nil when missing or not JSON)}`; empty when
--- the run never ran
+-- @treturn {table,...} `{name (relative to the attempt), path (the file, in a
+-- file store), method, sha256 (now; nil when missing), recorded (nil when the
+-- run recorded none), changed, document (the decoded JSON; nil when missing
+-- or not JSON)}`; empty when the run never ran
 -- @return nil, message, code as `get`
 function Store:reports(id)
   local internal = handles.internal(self)
@@ -216,13 +233,11 @@ function Store:reports(id)
   local out = json.array()
   local n = run.attempts[#run.attempts]
   if not n then return out end
-  local dir = ("%s/attempts/%d"):format(run.dir, n)
   for _, r in ipairs(retained_records(run)) do
-    local path = dir .. "/" .. r.name
-    local st = fs.lstat(path)
-    local bytes = st and st.kind == "file" and fs.read(path, 64 * 1024 * 1024, { nofollow = true }) or nil
+    local bytes = internal:read_artifact(run, n, r.name, policy.max_report_bytes)
     local sha = bytes and hash.sha256(bytes) or nil
-    out[#out + 1] = { name = r.name, path = path, method = r.method, sha256 = sha, recorded = r.recorded,
+    out[#out + 1] = { name = r.name, path = run.dir and ("%s/attempts/%d/%s"):format(run.dir, n, r.name) or nil,
+                      method = r.method, sha256 = sha, recorded = r.recorded,
                       changed = r.recorded ~= nil and sha ~= r.recorded, document = bytes and json.decode(bytes) or nil }
   end
   return out
