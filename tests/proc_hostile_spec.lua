@@ -266,9 +266,9 @@ print("forked", flush=True)
     proc.run { exe = "/bin/true", argv = { "true" } } -- a subreaper from here on
     local pid = assert(io.popen(vkit.exe .. " script " .. script):read "a":match "%d+")
     local r = proc.run { exe = "/bin/true", argv = { "true" } }
-    local alive = hostile.stat(pid) == "S"
+    local alive = hostile.alive(pid)
     os.execute("kill -KILL " .. pid)
-    hostile.poll(function() return hostile.stat(pid) ~= "S" end, 60)
+    hostile.poll(function() return not hostile.alive(pid) end, 60)
     proc.run { exe = "/bin/true", argv = { "true" } } -- reaps it
     assert.is_true(alive, "the detached daemon was killed")
     assert.equal(caps.cgroup and "cgroup" or "best-effort", r.containment)
@@ -390,7 +390,7 @@ while not os.path.exists(pidfile): time.sleep(0.01)
     -- Kills a sleeper if it still lives, and reaps it (the next launch does).
     local function end_sleeper(pid)
       os.execute("kill -KILL " .. pid .. " 2>/dev/null")
-      hostile.poll(function() return hostile.stat(pid) ~= "S" end, 60)
+      hostile.poll(function() return not hostile.alive(pid) end, 60)
       proc.run { exe = "/bin/true", argv = { "true" } }
     end
 
@@ -414,7 +414,7 @@ while not os.path.exists(pidfile): time.sleep(0.01)
       local mine
       for _, cg in ipairs(found) do if cg.owner_pid == dead then mine = cg end end
       assert.same({ path = base, owner_pid = dead, killed = 1, surviving = 0, removed = true }, mine)
-      assert.is_truthy(hostile.poll(function() return hostile.stat(member) ~= "S" end, 60), "the member lives")
+      assert.is_truthy(hostile.poll(function() return not hostile.alive(member) end, 60), "the member lives")
       assert.is_nil(vkit.fs.lstat(base))
     end)
 

@@ -72,6 +72,14 @@ function M.stat(pid)
   return state, tonumber(sid)
 end
 
+--- Whether pid lives: it exists and is neither a zombie nor dead.  A
+--  process just started may be running (R) or waiting on disk (D), not
+--  yet asleep, so "alive" is never "state S".
+function M.alive(pid)
+  local state = M.stat(pid)
+  return state ~= nil and state ~= "Z" and state ~= "X"
+end
+
 --- Children of this vkit process that a run left behind: every child not
 --  in our own session (io.popen's children are), zombie or alive.
 function M.leftovers()
