@@ -1,7 +1,8 @@
 --- examples/certify.lua: certify a proposed change against its accepted intent.
 --
---   vkit script examples/certify.lua
---       the bundled demo (what `make demo` runs): builds a repository with
+--   vkit script examples/certify.lua [--dir DIR]
+--       the bundled demo (what `make demo` runs): builds a repository (in
+--       DIR; default build/demo in a build tree, else a temporary directory) with
 --       an accepted intent and, in Rust, Python and TypeScript, a conforming
 --       candidate, one with a planted violation and one wrong at a single
 --       input that sampling never runs, and certifies all nine with auto
@@ -13,37 +14,32 @@
 -- certification is a durable job in DIR/.vkit/runs (`vkit run show --run ID`).
 local vkit = require "vkit"
 local json = vkit.json
-local args = require "vkit.args"
-local store_mod = require "vkit.store"
-local change_cli = require "vkit.change.cli"
-local coverage = require "vkit.change.coverage"
 
 local MAX_WAIT_SECONDS = 600
 
 local function read_json(path)
-  return assert(json.decode(assert(vkit.fs.read(path, 1 << 20))))
+  return assert(json.decode(assert(vkit.fs.read(path))))
 end
 
 local function say(fmt, ...) io.stdout:write(fmt:format(...), "\n") end
 
 --- Submits one certification, shows its progress on stderr, returns the run.
 local function certify(store, request_path, target, method, label)
-  local id = assert(change_cli.submit(store, { request = read_json(request_path), trusted_target = target,
-                                               method = method or "auto" }))
-  local run = change_cli.wait(store, id, MAX_WAIT_SECONDS, function(text)
+  local id = assert(vkit.change.certify(store, { request = read_json(request_path), trusted_target = target,
+                                                 method = method or "auto" }))
+  return assert(store:wait(id, MAX_WAIT_SECONDS, { progress = function(text)
     io.stderr:write((text:gsub("[^\n]+", function(line) return ("[%s] %s"):format(label, line) end)))
-  end)
-  return run
+  end }))
 end
 
--- What one method's report says, in a few lines.
-local function explain_method(attempt, m)
+-- What one method's report says, in a few lines; reports = store:reports(id), by name.
+local function explain_method(reports, m)
   local c = m.coverage ~= json.null and m.coverage or nil
   say("   method %-14s %-22s %s", m.method, m.result, c and c.statement or "")
-  for _, cut in ipairs(m.cuts or {}) do say("     %s", coverage.cut_sentence(cut)) end
+  for _, cut in ipairs(m.cuts or {}) do say("     %s", vkit.change.cut_sentence(cut)) end
   if m.method == "finite_paired" then
-    local analysis = read_json(attempt .. "/" .. m.report)
-    local paired = read_json(attempt .. "/finite_paired/paired-execution-report.v1.json")
+    local analysis = assert(reports[m.report], m.report)
+    local paired = assert(reports["finite_paired/paired-execution-report.v1.json"])
     if paired.selection then
       say("     sampled %d inputs (%s), each side %d times, %d process runs (%s)", paired.selection.selected,
         paired.selection.how, paired.selection.repetitions, paired.invocations, paired.language)
@@ -61,7 +57,7 @@ local function explain_method(attempt, m)
       say("     - %s", f.message)
     end
   elseif m.method == "exhaustive" then
-    local x = read_json(attempt .. "/" .. m.report)
+    local x = assert(reports[m.report], m.report)
     if x.batches then
       say("     every input in %d batch process(es) per side and pass, %d passes (ascending, run-id order), %d process runs",
         #x.batches.ran, x.passes.count, x.invocations)
@@ -78,32 +74,57 @@ end
 
 --- A plain-language account of one certification.
 local function explain(store, run, label)
-  local shadow = change_cli.shadow(store, run)
+  local result = vkit.change.result(store, run)
   say("== %s  (run %s)", label, run.id)
-  if shadow.blocked ~= json.null then
-    say("   BLOCKED at %s: %s", shadow.blocked.stage, shadow.blocked.message)
-    return shadow.outcome, shadow
+  if result.blocked ~= json.null then
+    say("   BLOCKED at %s: %s", result.blocked.stage, result.blocked.message)
+    return result.outcome, result
   end
   if run.state.status ~= "done" then
     say("   the job is %s: %s", run.state.status, tostring(run.state.error))
-    return run.state.status, shadow
+    return run.state.status, result
   end
-  say("   requirement %s: %s", shadow.requirement.source, shadow.requirement.statement)
-  say("   intent %s, candidate %s", shadow.intent_digest:sub(1, 16), shadow.candidate:sub(1, 12))
-  local attempt = ("%s/attempts/%d"):format(run.dir, run.attempts[#run.attempts])
-  for _, m in ipairs(shadow.methods) do explain_method(attempt, m) end
-  say("   outcome %s: %s", shadow.outcome, tostring(shadow.outcome_meaning))
+  say("   requirement %s: %s", result.requirement.source, result.requirement.statement)
+  say("   intent %s, candidate %s", result.intent_digest:sub(1, 16), result.candidate:sub(1, 12))
+  local reports = {}
+  for _, r in ipairs(assert(store:reports(run.id))) do
+    assert(not r.changed, r.name .. " changed since the run recorded it")
+    reports[r.name] = r.document
+  end
+  for _, m in ipairs(result.methods) do explain_method(reports, m) end
+  say("   outcome %s: %s", result.outcome, tostring(result.outcome_meaning))
   say("   not established: source proof, native compiler correspondence, behaviour outside the accepted inputs, approval")
-  return shadow.outcome, shadow
+  return result.outcome, result
 end
 
-local function demo()
-  local dir = vkit.root .. "/build/demo"
+-- --name value pairs into a table (the options this example takes).
+local function options(argv, known)
+  local opts = {}
+  for i = 1, #argv, 2 do
+    local name = argv[i]:match "^%-%-([%w-]+)$"
+    local key = name and name:gsub("-", "_")
+    if not (key and known[key]) or argv[i + 1] == nil or opts[key] then return nil, "bad argument " .. argv[i] end
+    opts[key] = argv[i + 1]
+  end
+  return opts
+end
+
+-- Where the demo builds its repository: build/demo in a build tree, a
+-- fresh temporary directory for an installed vkit (its tree is read-only).
+local function demo_dir(opts)
+  if opts.dir then return opts.dir end
+  local build = vkit.fs.lstat(vkit.root .. "/build")
+  if build and build.kind == "dir" then return vkit.root .. "/build/demo" end
+  return assert(vkit.fs.mkdtemp((os.getenv "TMPDIR" or "/tmp") .. "/vkit-demo-"))
+end
+
+local function demo(opts)
+  local dir = demo_dir(opts)
   if vkit.fs.lstat(dir) then assert(vkit.fs.remove_tree(dir)) end
   io.stderr:write("building the demo repository in ", dir, "\n")
   local built = dofile(vkit.root .. "/examples/demo/build.lua")
   local d = built.build(dir)
-  local store = store_mod.open(d.path)
+  local store = assert(vkit.store.open(d.path))
   -- one_input is wrong at input 1337 only: the sample never runs it, the exhaustive method does.
   local expected = { conforming = "all_inputs_conform", violating = "observed_violation", one_input = "observed_violation" }
   local rows, ok = {}, true
@@ -112,10 +133,10 @@ local function demo()
     for _, variant in ipairs(built.VARIANTS) do
       local label = language .. "/" .. variant
       local run = certify(store, d.requests[language][variant], d.target, "auto", label)
-      local outcome, shadow = explain(store, run, label)
+      local outcome, result = explain(store, run, label)
       local as_expected = outcome == expected[variant]
       local results = {}
-      for _, m in ipairs(shadow.methods or {}) do
+      for _, m in ipairs(result.methods or {}) do
         results[#results + 1] = ("%s %s (%d of %d)"):format(m.method, m.result,
           m.coverage ~= json.null and m.coverage.checked or 0, m.coverage ~= json.null and m.coverage.accepted or 0)
       end
@@ -133,19 +154,24 @@ local function demo()
   return ok and 0 or 1
 end
 
+local USAGE = "usage: vkit script examples/certify.lua [--dir DIR]\n"
+  .. "       vkit script examples/certify.lua --project DIR --request REQUEST.json --trusted-target COMMIT [--method M]\n"
+
 local function main(argv)
-  if #argv == 0 then return demo() end
-  local opts, err = args.parse(argv, { options = { project = "string", request = "string", trusted_target = "string",
-                                                   method = "string" } })
-  if not opts or not (opts.project and opts.request and opts.trusted_target) then
-    io.stderr:write("usage: vkit script examples/certify.lua [--project DIR --request REQUEST.json --trusted-target COMMIT"
-      .. " [--method M]]\n", err and (err .. "\n") or "")
+  local opts, err = options(argv, { dir = true, project = true, request = true, trusted_target = true, method = true })
+  if not opts then
+    io.stderr:write(USAGE, err, "\n")
     return 2
   end
-  local store = store_mod.open(opts.project)
+  if not (opts.project or opts.request or opts.trusted_target) then return demo(opts) end
+  if not (opts.project and opts.request and opts.trusted_target) then
+    io.stderr:write(USAGE)
+    return 2
+  end
+  local store = assert(vkit.store.open(opts.project))
   local run = certify(store, opts.request, opts.trusted_target, opts.method, "certify")
   explain(store, run, "certify")
-  return change_cli.exit_code(run)
+  return vkit.change.exit_code(run)
 end
 
 os.exit(main({ ... }))

@@ -14,14 +14,19 @@
 -- reports they write under DIR/.vkit/range/.
 local vkit = require "vkit"
 local json = vkit.json
-local args = require "vkit.args"
-local intent = require "vkit.change.intent"
-local contract = require "vkit.change.contract"
-local policy = vkit.policies.change
 
-local opts, err = args.parse({ ... }, { options = { project = "string", intent = "string", trusted_target = "string",
-                                                    head = "string" } })
-if not opts or not (opts.project and opts.intent and opts.trusted_target and opts.head) then
+-- --name value pairs.
+local opts, err = {}, nil
+local argv = { ... }
+for i = 1, #argv, 2 do
+  local key = (argv[i]:match "^%-%-([%w-]+)$" or ""):gsub("-", "_")
+  if argv[i + 1] == nil or not ({ project = 1, intent = 1, trusted_target = 1, head = 1 })[key] then
+    err = "bad argument " .. argv[i]
+    break
+  end
+  opts[key] = argv[i + 1]
+end
+if err or not (opts.project and opts.intent and opts.trusted_target and opts.head) then
   io.stderr:write("usage: vkit script examples/certify_range.lua --project DIR --intent DIGEST "
     .. "--trusted-target COMMIT --head COMMIT\n", err and (err .. "\n") or "")
   os.exit(2)
@@ -38,16 +43,13 @@ while id ~= opts.trusted_target do
   if not id then error("the trusted target is not a first-parent ancestor of " .. opts.head) end
 end
 
--- The claim: exactly the accepted contract, read from the target.
-local bytes = assert(repo:read(opts.trusted_target, intent.revision_path(policy.layout, opts.intent), 1 << 20)).bytes
-local revision = assert(intent.parse_revision(bytes))
-local claim = contract.to_document(revision.contract)
 
 print(("%-12s  %-28s %-24s %-22s %-18s %-20s %s"):format("commit", "preflight", "paired execution", "change analysis",
   "smallest violation", "exhaustive", "coverage"))
 for _, candidate in ipairs(commits) do
-  local request = { schema_version = 1, base = opts.trusted_target, candidate = candidate, intent = opts.intent,
-                    claim = claim }
+  -- The claim: exactly the accepted contract, read from the target.
+  local request = assert(vkit.change.request_for(repo, { base = opts.trusted_target, candidate = candidate,
+                                                         intent = opts.intent }))
   local dir = ("%s/.vkit/range/%s-%s"):format(opts.project, candidate:sub(1, 12), vkit.sys.random_hex(3))
   local result, report, code = vkit.change.run_change_analysis(repo, request, opts.trusted_target, { dir = dir .. "/paired" })
   if not result then

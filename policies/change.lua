@@ -15,6 +15,10 @@ return {
     source_bytes = 64 * KiB,         -- each bound application source
   },
   languages = { "rust", "python", "typescript" },
+  -- Where vkit keeps the pinned TypeScript native compiler (mk/typescript.mk),
+  -- relative to its root: the build tree's, then an installed tree's
+  -- (PREFIX/share/vkit/typescript, where `make install` puts it).
+  typescript_dirs = { "build/typescript", "typescript" },
   -- The exhaustive method (every accepted input, batch drivers).  Its
   -- budget is the seed's runner limits (limits.lua `paired`), its own.
   exhaustive = {

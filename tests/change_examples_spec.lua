@@ -21,11 +21,11 @@ describe("examples/certify_range.lua", function()
   end)
 end)
 
-describe("examples/check_change_witness.lua (the qualification)", function()
+describe("scripts/check_change_witness.lua (the qualification)", function()
   it("binds, imports the labelled transcript, runs the captured sources natively and re-verifies the witness", function()
     local dir, cleanup = t.tempdir()
     local out = dir .. "/q"
-    local r = t.vkit { "script", vkit.root .. "/examples/check_change_witness.lua", "--output", out }
+    local r = t.vkit { "script", vkit.root .. "/scripts/check_change_witness.lua", "--output", out }
     assert.equal(0, r.code, r.stderr .. r.stdout)
     assert.matches("decoded as proof_rejected", r.stdout)
     assert.matches("native run of the captured sources: observed_violation input 5", r.stdout)
@@ -38,7 +38,7 @@ describe("examples/check_change_witness.lua (the qualification)", function()
     t.write(out .. "/retained/kani/stdout.txt", "edited\n")
     local witness = require "vkit.change.witness"
     assert.equal("witness-artifact-changed", select(3, witness.import_file(out .. "/witness.v1.json", out .. "/retained", binding)))
-    assert.equal(2, t.vkit({ "script", vkit.root .. "/examples/check_change_witness.lua", "--output", out }).code)
+    assert.equal(2, t.vkit({ "script", vkit.root .. "/scripts/check_change_witness.lua", "--output", out }).code)
     cleanup()
   end)
 end)

@@ -32,6 +32,22 @@ describe("vkit (the binary)", function()
       assert.matches("in local 'inner'", r.stderr)
     end)
 
+    it("shows only the script's own frames in a traceback, never vkit's dispatcher", function()
+      local r = script "local function inner() error('kaboom') end\ninner()"
+      local frames = r.stderr:match "stack traceback:\n(.*)$"
+      assert.is_string(frames, r.stderr)
+      assert.equal("\t[C]: in function 'error'\n\t" .. dir .. "/s.lua:1: in local 'inner'\n\t" .. dir
+        .. "/s.lua:2: in main chunk\n", frames)
+    end)
+
+    it("reads the script from standard input with -, arguments and arg as for a file", function()
+      local r = t.vkit({ "script", "-", "one", "two" }, 'print(arg[0], #arg, ...)\nerror("from stdin")\n')
+      assert.equal(1, r.code)
+      assert.equal("-\t2\tone\ttwo\n", r.stdout)
+      assert.matches("vkit: stdin:2: from stdin\nstack traceback:\n\t%[C%]: in function 'error'\n\tstdin:2: in main chunk\n$",
+        r.stderr)
+    end)
+
     it("exits with os.exit's status", function()
       assert.equal(7, script("os.exit(7)").code)
       assert.equal(0, script("os.exit(true)").code)
@@ -75,8 +91,8 @@ describe("vkit (the binary)", function()
         .. "tree%-sitter 0%.%d+%.%d+ %(npm tree%-sitter, language ABI %d+, oldest compatible %d+%)\n"
         .. "tree%-sitter%-rust 0%.%d+%.%d+ %(npm tree%-sitter%-rust, ABI %d+%)\n$", r.stdout)
       local as_json = vkit.json.decode(t.vkit({ "version", "--json" }).stdout)
-      assert.equal(vkit.ts.identity().runtime.version, as_json["tree-sitter"].version)
-      assert.equal(vkit.ts.identity().grammar.version, as_json["tree-sitter-rust"].version)
+      assert.equal(require("vkit.ts").identity().runtime.version, as_json["tree-sitter"].version)
+      assert.equal(require("vkit.ts").identity().grammar.version, as_json["tree-sitter-rust"].version)
       assert.equal(vkit.version, as_json.vkit.version)
     end)
 

@@ -1,6 +1,6 @@
 local vkit = require "vkit"
 local t = require "tests.support.run"
-local fs = vkit.fs
+local fs = require "vkit.fs" -- the C primitive itself (vkit.fs is its public face)
 
 describe("vkit.fs", function()
   local dir, cleanup

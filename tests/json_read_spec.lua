@@ -3,7 +3,7 @@
 -- optionally streamed element by element.
 local vkit = require "vkit"
 local t = require "tests.support.run"
-local json, fs = vkit.json, vkit.fs
+local json, fs = require "vkit.json", vkit.fs -- json.read: the C primitive (internal)
 
 local function same_as_decode(path, text, opts)
   t.write(path, text)

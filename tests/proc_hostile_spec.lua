@@ -8,7 +8,7 @@
 local vkit = require "vkit"
 local t = require "tests.support.run"
 local hostile = require "tests.support.hostile.helpers"
-local proc = vkit.proc
+local proc = require "vkit.proc" -- the module itself (vkit.proc is its public face)
 
 local caps = proc.capabilities()
 local modes = { "off" }
@@ -261,7 +261,7 @@ print("forked", flush=True)
   -- broken.
   it("leaves alone a daemon another vkit started detached and that was handed to it", function()
     local script = dir .. "/detach.lua"
-    t.write(script, [[print(require("vkit").sys.spawn_detached { exe = "/bin/sleep", argv = { "sleep", "300" },
+    t.write(script, [[print(require("vkit.sys").spawn_detached { exe = "/bin/sleep", argv = { "sleep", "300" },
       env = {}, log = "/dev/null" })]])
     proc.run { exe = "/bin/true", argv = { "true" } } -- a subreaper from here on
     local pid = assert(io.popen(vkit.exe .. " script " .. script):read "a":match "%d+")
@@ -381,7 +381,7 @@ while not os.path.exists(pidfile): time.sleep(0.01)
 
     -- A sleeping process outside vkit.proc's runs, moved into cgroup dir.
     local function sleeper_in(dir_)
-      local pid = assert(vkit.sys.spawn_detached { exe = hostile.sh, env = {}, log = "/dev/null",
+      local pid = assert(require("vkit.sys").spawn_detached { exe = hostile.sh, env = {}, log = "/dev/null",
         argv = { "sh", "-c", ("echo $$ > %s/cgroup.procs && exec sleep 300"):format(dir_) } })
       assert.is_truthy(hostile.poll(function() return (hostile.read(dir_ .. "/cgroup.procs") or ""):find(tostring(pid)) end, 60))
       return pid

@@ -3,7 +3,7 @@
 local vkit = require "vkit"
 local t = require "tests.support.run"
 local hostile = require "tests.support.hostile.helpers"
-local proc = vkit.proc
+local proc = require "vkit.proc" -- the module itself (vkit.proc is its public face)
 
 describe("vkit.proc", function()
   local ws = hostile.workspace(setup, teardown)

@@ -41,7 +41,7 @@ end
 describe("the relational harness generator", function()
   it("generates Rust that parses cleanly, with the four assertions where it says they are", function()
     local h = assert(H.generate(spec()))
-    local tree = assert(vkit.ts.parse(h.bytes, { max_bytes = LIMITS.max_harness_bytes }))
+    local tree = assert(require("vkit.ts").parse(h.bytes, { max_bytes = LIMITS.max_harness_bytes }))
     assert.is_false(tree:stats().has_error)
     local text = lines(h.bytes)
     assert.equal(4, #h.assertions)
@@ -154,7 +154,7 @@ describe("the relational harness generator", function()
       { "invalid_spec", { target = "cbmc" } },
     }
     for _, c in ipairs(cases) do
-      it(("refuses %s: %s"):format(c[1], vkit.pretty.format(c[2], { width = 1000 }):sub(1, 70)), function()
+      it(("refuses %s: %s"):format(c[1], require("vkit.pretty").format(c[2], { width = 1000 }):sub(1, 70)), function()
         assert.equal(c[1], (refused(spec(c[2]))))
       end)
     end

@@ -69,7 +69,7 @@ describe("shared modules", function()
     repo:close()
     cleanup()
     assert.matches("^1%.%d+%.%d+$", vkit.versions.libgit2)
-    assert.is_function(vkit.term.isatty)
+    assert.is_function(require("vkit.term").isatty)
   end)
 
   describe("when an object is missing", function()

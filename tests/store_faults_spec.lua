@@ -68,7 +68,7 @@ describe("the PostgreSQL store under faults and load", function()
 
     -- The proxy one worker reaches the database through.
     local port_file = dir .. "/proxy.port"
-    proxy = assert(vkit.sys.spawn_detached { exe = "/usr/bin/python3.11", cwd = dir, log = dir .. "/proxy.log",
+    proxy = assert(require("vkit.sys").spawn_detached { exe = "/usr/bin/python3.11", cwd = dir, log = dir .. "/proxy.log",
       argv = { "python3", vkit.root .. "/tests/support/tcp_proxy.py", ("%s/.s.PGSQL.%d"):format(server.socket, server.port),
                port_file }, env = { "PATH=/usr/bin:/bin" } })
     proxy_pid = proxy
@@ -81,7 +81,7 @@ describe("the PostgreSQL store under faults and load", function()
       next_log = next_log + 1
       local log = ("%s/worker-%d.log"):format(dir, next_log)
       logs[#logs + 1] = log
-      local pid = assert(vkit.sys.spawn_detached { exe = vkit.exe, log = log, cwd = dir,
+      local pid = assert(require("vkit.sys").spawn_detached { exe = vkit.exe, log = log, cwd = dir,
         argv = { vkit.exe, "run", "worker", "--store", url or db.url, "--lease-seconds", tostring(LEASE),
                  "--concurrency", "1" },
         env = { "PATH=/usr/bin:/bin", "LC_ALL=C", "HOME=" .. dir, "VKIT_CACHE=" .. dir .. "/cache" } })
@@ -94,7 +94,7 @@ describe("the PostgreSQL store under faults and load", function()
     local admin
     local function query(sql, params)
       for _ = 1, 600 do
-        if not admin then admin = vkit.pg.connect(db.url) end
+        if not admin then admin = require("vkit.pg").connect(db.url) end
         if admin then
           local result = admin:exec(sql, params)
           if result then return result end

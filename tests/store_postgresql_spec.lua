@@ -66,7 +66,7 @@ describe("the PostgreSQL store", function()
 
   -- The worker role's connection, for what a spec checks in the database.
   local function sql(text, params, as_owner)
-    local conn = assert(vkit.pg.connect(as_owner and db.owner_url or db.url))
+    local conn = assert(require("vkit.pg").connect(as_owner and db.owner_url or db.url))
     local result, message, code = conn:exec(text, params)
     conn:close()
     return result, message, code
@@ -169,7 +169,7 @@ describe("the PostgreSQL store", function()
       local first = store:submit("probe", { ms = 0 })
       local second = store:submit("probe", { ms = 0 })
       -- Another claimer, mid-transaction, holds the oldest row.
-      local other = assert(vkit.pg.connect(db.url))
+      local other = assert(require("vkit.pg").connect(db.url))
       assert(other:exec "BEGIN")
       assert(other:exec("SELECT run_id FROM vkit.runs WHERE run_id = $1 FOR UPDATE", { first }))
       local claim = assert(store:claim "w")
@@ -261,7 +261,7 @@ describe("the PostgreSQL store", function()
       local store = open()
       local ids = {}
       for i = 1, 4 do ids[i] = store:submit("probe", { ms = 3000 }) end
-      local pid = vkit.sys.spawn_detached { exe = vkit.exe, argv = { vkit.exe, "run", "worker", "--store", db.url,
+      local pid = require("vkit.sys").spawn_detached { exe = vkit.exe, argv = { vkit.exe, "run", "worker", "--store", db.url,
         "--concurrency", "4", "--until-idle" }, env = { "PATH=/usr/bin:/bin", "HOME=" .. dir }, cwd = dir,
         log = dir .. "/workers.log" }
       assert.is_number(pid)

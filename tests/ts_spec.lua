@@ -2,7 +2,7 @@
 -- pinned build that produces them.
 local vkit = require "vkit"
 local t = require "tests.support.run"
-local ts = vkit.ts
+local ts = require "vkit.ts"
 
 local LIMIT = { max_bytes = 65536 }
 

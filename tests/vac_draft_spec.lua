@@ -3,7 +3,7 @@
 -- verify refuses, and an existing manifest is never overwritten.
 local vkit = require "vkit"
 local t = require "tests.support.run"
-local fs, json = vkit.fs, vkit.json
+local fs, json = require "vkit.fs", vkit.json -- the module the drafter calls (vkit.fs is its public face)
 local has_git = pcall(require, "vkit.git")
 local describe_git = has_git and describe or function(name) pending(name .. " (vkit.git is not built in)") end
 

@@ -9,8 +9,6 @@
 --   demo.path, demo.target, demo.requests[language][variant] (request file)
 local vkit = require "vkit"
 local json = vkit.json
-local authoring = require "vkit.change.authoring"
-local host_tools = require "vkit.change.host_tools"
 
 local M = {}
 
@@ -36,11 +34,11 @@ end
 function M.build(dir)
   assert(vkit.fs.mkdirs(dir .. "/requests"))
   local repo = assert(vkit.git.init(dir .. "/project"))
-  local env = assert(host_tools.environment_model(M.LANGUAGES))
+  local env = assert(vkit.change.environment_model(M.LANGUAGES))
   local shared = {
-    codec = { path = "verification/codec.json", bytes = '{"schema_version":1,"input":"u32-le","output":"decimal-u32-line"}\n' },
-    observation_policy = { path = "verification/observation.json", bytes = json.encode({ schema_version = 1,
-      repetitions = 2, selection = "spread", max_inputs = 8, shrink_limit = 4, process_deadline_ms = 10000 }, { indent = 2 }) .. "\n" },
+    codec = { path = "verification/codec.json", bytes = vkit.change.codec() },
+    observation_policy = { path = "verification/observation.json", bytes = vkit.change.observation_policy {
+      repetitions = 2, selection = "spread", max_inputs = 8, shrink_limit = 4, process_deadline_ms = 10000 } },
     environment_model = { path = "verification/environment.json", bytes = json.encode(env, { indent = 2 }) .. "\n" },
   }
   local files, digests, revisions = {}, {}, {}
@@ -48,19 +46,19 @@ function M.build(dir)
     local path = "src/level." .. EXT[language]
     files[path] = source(language, "base")
     local artifacts = {
-      binding_map = { path = ("verification/%s-binding.json"):format(language), bytes = json.encode { schema_version = 1,
-        language = language, source = path, ["function"] = "level" } .. "\n" },
+      binding_map = { path = ("verification/%s-binding.json"):format(language),
+                      bytes = vkit.change.binding_map { language = language, source = path, ["function"] = "level" } },
       codec = shared.codec, observation_policy = shared.observation_policy, environment_model = shared.environment_model,
     }
-    local revision_files, digest, revision = authoring.revision {
+    local revision_files, digest, revision = assert(vkit.change.revision {
       requirement = { source = "DEMO-1", statement = "level(points) is the number of whole hundreds in points, at most 10" },
       contract = M.contract(), artifacts = artifacts,
-    }
+    })
     for k, v in pairs(revision_files) do files[k] = v end
     digests[language], revisions[language] = digest, revision
   end
-  files["verification/change-intents/accepted.v1.json"] = authoring.accepted {
-    digests.rust, digests.python, digests.typescript }
+  local accepted_path, accepted_bytes = vkit.change.accept { digests.rust, digests.python, digests.typescript }
+  files[accepted_path] = accepted_bytes
   local function commit(tree_files, parent, message)
     local entries = {}
     for path, bytes in pairs(tree_files) do entries[#entries + 1] = { path = path, bytes = bytes } end
@@ -72,16 +70,14 @@ function M.build(dir)
   local demo = { path = dir .. "/project", repo = repo, target = target, requests = {}, candidates = {} }
   for _, language in ipairs(M.LANGUAGES) do
     demo.requests[language], demo.candidates[language] = {}, {}
-    local r = revisions[language]
-    local claim = authoring.contract(M.contract(), { codec = r.artifacts.codec.sha256,
-      observation_policy = r.artifacts.observation_policy.sha256, environment_model = r.artifacts.environment_model.sha256 })
+    local claim = vkit.change.claim(revisions[language])
     for _, variant in ipairs(M.VARIANTS) do
       local changed = {}
       for k, v in pairs(files) do changed[k] = v end
       changed["src/level." .. EXT[language]] = source(language, variant)
       local candidate = commit(changed, target, ("level (%s): %s candidate\n"):format(language, variant))
       local request_path = ("%s/requests/%s-%s.json"):format(dir, language, variant)
-      assert(vkit.fs.write_atomic(request_path, authoring.request(target, candidate, digests[language], claim)))
+      assert(vkit.fs.write_atomic(request_path, vkit.change.request(target, candidate, digests[language], claim)))
       demo.requests[language][variant] = request_path
       demo.candidates[language][variant] = candidate
     end

@@ -1,6 +1,7 @@
 --- Builds a real Git project whose accepted manifest runs the example
 -- backend: z3 produces the evidence, cvc5 re-checks it and writes the
--- receipt.  Used by `vkit script examples/external/demo.lua` and the specs.
+-- receipt.  Used by examples/external/demo.lua (`make demo-external`) and
+-- the specs; the manifest entry is written by vkit.protocol.manifest_entry.
 --
 --   local project = dofile(vkit.root .. "/examples/external/project.lua")
 --   local p = project.build(dir, { overrides })   -- p.path, p.repo, p.head
@@ -22,14 +23,24 @@ local function read(path)
   return assert(vkit.fs.read(path, 1 << 20))
 end
 
-local function pin(path)
-  return { path = path, sha256 = assert(vkit.hash.file(path)) }
-end
-
 --- Host files the solvers run from (pinned as trusted tool dependencies).
 function M.solver_pins(solver)
-  if solver == "z3" then return { pin "/usr/bin/z3" } end
-  return { pin "/usr/bin/cvc5", pin "/usr/lib/x86_64-linux-gnu/libcvc5.so.1", pin "/usr/lib/x86_64-linux-gnu/libcvc5parser.so.1" }
+  if solver == "z3" then return { "/usr/bin/z3" } end
+  return { "/usr/bin/cvc5", "/usr/lib/x86_64-linux-gnu/libcvc5.so.1", "/usr/lib/x86_64-linux-gnu/libcvc5parser.so.1" }
+end
+
+-- A command of the entry: a script run by the pinned Python, with the
+-- solver it calls pinned as a trusted tool dependency; `extra` replaces fields.
+local function command(script, solver, extra)
+  local c = {
+    executable = M.PYTHON,
+    argv = { "{{python}}", "-I", "-B", "{{snapshot}}/" .. script, "{{request}}" },
+    dependencies = { script, "verification/backend/smtlib.py" },
+    trusted_tool_dependencies = M.solver_pins(solver),
+    deadline_ms = 60000,
+  }
+  for k, v in pairs(extra or {}) do c[k] = v end
+  return c
 end
 
 function M.files(opts)
@@ -41,22 +52,13 @@ function M.files(opts)
     ["verification/backend/check.py"] = opts.checker_script or read(HERE .. "/verification/backend/check.py"),
   }
   for k, v in pairs(opts.files or {}) do files[k] = v end
-  local function dep(path) return { path = path, sha256 = vkit.hash.sha256(files[path]) } end
-  M.dep = dep
-  local function command(script, solver, extra)
-    local c = {
-      executable = pin(M.PYTHON),
-      argv = { "{{python}}", "-I", "-B", "{{snapshot}}/" .. script, "{{request}}" },
-      dependencies = { dep(script), dep "verification/backend/smtlib.py" },
-      trusted_tool_dependencies = M.solver_pins(solver),
-      deadline_ms = 60000,
-    }
-    for k, v in pairs(extra or {}) do c[k] = v end
-    return c
-  end
-  local policy = {
-    schema_version = 1,
+  local inputs = { "spec/bvadd.smt2", "verification/backend/check.py", "verification/backend/produce.py",
+                   "verification/backend/smtlib.py" }
+  for _, extra in ipairs(opts.inputs or {}) do inputs[#inputs + 1] = extra end
+  local entry = assert(vkit.protocol.manifest_entry {
     component = M.COMPONENT,
+    files = files,
+    inputs = inputs,
     checks = { {
       id = M.CHECK,
       claim = {
@@ -70,19 +72,8 @@ function M.files(opts)
       producer = command("verification/backend/produce.py", "z3", opts.producer),
       checker = command("verification/backend/check.py", "cvc5", opts.checker),
     } },
-  }
-  local inputs = { "spec/bvadd.smt2", "verification/backend/check.py", "verification/backend/produce.py",
-                   "verification/backend/smtlib.py" }
-  for _, extra in ipairs(opts.inputs or {}) do inputs[#inputs + 1] = extra end
-  local package = { schema_version = 1, component = M.COMPONENT, inputs = inputs }
-  files["verification/bvadd.policy.json"] = json.encode(policy, { indent = 2 }) .. "\n"
-  files["verification/bvadd.package.json"] = json.encode(package, { indent = 2 }) .. "\n"
-  local manifest = { schema_version = 2, components = { [M.COMPONENT] = {
-    claim_version = 2,
-    policy = { path = "verification/bvadd.policy.json", sha256 = vkit.hash.sha256(files["verification/bvadd.policy.json"]) },
-    package = { path = "verification/bvadd.package.json", sha256 = vkit.hash.sha256(files["verification/bvadd.package.json"]) },
-  } } }
-  files["verification/manifest.json"] = json.encode(manifest, { indent = 2 }) .. "\n"
+  })
+  for path, bytes in pairs(entry) do files[path] = bytes end
   return files
 end
 

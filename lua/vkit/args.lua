@@ -3,6 +3,7 @@
 -- spec = {
 --   flags = { json = true },                 -- --json
 --   options = { project = "string", wait = "number" },  -- --wait 5, --wait=5
+--   -- "list": may repeat, collected in order (--require a --require b)
 --   min = 1, max = 1,                        -- positional count
 -- }
 -- parse(argv, spec) -> opts (positionals in opts[1..n]) | nil, message.
@@ -10,7 +11,7 @@
 local M = {}
 
 local function convert(name, kind, text)
-  if kind == "string" then return text end
+  if kind == "string" or kind == "list" then return text end
   if kind == "number" then
     -- A plain decimal (5, 2.5, -1): Lua's tonumber would also take 0x10,
     -- 1e1, " 5" or "inf", which a person never means as seconds.
@@ -47,10 +48,15 @@ function M.parse(argv, spec)
           text = argv[i]
           if text == nil then return nil, ("--%s needs a value"):format(name) end
         end
-        if opts[key] ~= nil then return nil, ("--%s given twice"):format(name) end
+        if opts[key] ~= nil and options[key] ~= "list" then return nil, ("--%s given twice"):format(name) end
         local value, err = convert(name, options[key], text)
         if value == nil then return nil, err end
-        opts[key] = value
+        if options[key] == "list" then
+          opts[key] = opts[key] or {}
+          opts[key][#opts[key] + 1] = value
+        else
+          opts[key] = value
+        end
       else
         return nil, ("unknown option --%s"):format(name)
       end

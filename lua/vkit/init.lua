@@ -1,15 +1,78 @@
---- The `vkit` table: what scripts, the REPL and the CLI all share.
+--- The vkit Lua library: the public API scripts, the REPL and teams' own
+-- orchestration build on.
 --
--- C modules built into the executable (vkit.hash, vkit.fs, vkit.json, ...)
--- are loaded eagerly: the host preloads every one it was built with.  The
--- shared ones (vkit.git with libgit2, vkit.term with readline) and the Lua
--- packages under lua/vkit/ (vac, protocol, change, ...) load on first use, so
--- `vkit.git` costs nothing -- not even loading libgit2 -- until a script
--- touches it.  `vkit.policies.<name>` reads policies/<name>.lua.
+-- `vkit script FILE.lua` and `vkit repl` give it as the global `vkit` (and
+-- as `require "vkit"`).  Its fields are the whole public API: the modules
+-- below (each loaded on first use) and a few facts about the running vkit.
+-- Everything else under `lua/vkit/` is internal: `require "vkit.<name>"`
+-- still loads those modules, but they may change in any release, and none
+-- of them is reachable through the public tables.
+--
+--    local vkit = require "vkit"
+--    print(vkit.hash.sha256 "abc", vkit.json.encode { ok = true })
+--
+-- @module vkit
 local boot = require "vkit.boot"
 
-local shared = {}
-for _, name in ipairs(boot.shared) do shared[name] = true end
+-- The public modules: the name scripts use and the module behind it, each
+-- loaded on first use.
+local PUBLIC = {
+  hash = "vkit.api.hash", json = "vkit.api.json", fs = "vkit.api.fs", sys = "vkit.api.sys",
+  proc = "vkit.api.proc", git = "vkit.api.git", change = "vkit.api.change", protocol = "vkit.api.protocol",
+  vac = "vkit.api.vac", store = "vkit.api.store", report = "vkit.api.report",
+}
+
+--- The public module: change certification: intents, requests, preflight, certify, results (`vkit.change`).
+-- @field change
+
+--- The public module: filesystem primitives that never follow a link by accident (`vkit.fs`).
+-- @field fs
+
+--- The public module: exact Git objects, captured safely (`vkit.git`); loads libgit2 on first use.
+-- @field git
+
+--- The public module: SHA-256 and the evidence digest (`vkit.hash`).
+-- @field hash
+
+--- The public module: the strict JSON reader and canonical writer (`vkit.json`).
+-- @field json
+
+--- The public module: running pinned processes (`vkit.proc`).
+-- @field proc
+
+--- The public module: the external verifier protocol (`vkit.protocol`).
+-- @field protocol
+
+--- The public module: run reports: model and render (`vkit.report`).
+-- @field report
+
+--- The public module: the durable job store (`vkit.store`).
+-- @field store
+
+--- The public module: clocks, sleeping, the process and the host (`vkit.sys`).
+-- @field sys
+
+--- The public module: VAC bundles: verify, draft, registry (`vkit.vac`).
+-- @field vac
+
+--- vkit's version string.
+-- @field version
+
+--- The absolute path of the running vkit executable.
+-- @field exe
+
+--- vkit's library root: the build tree, or `PREFIX/share/vkit` when installed
+-- (it holds `lua/`, `policies/` and the examples).
+-- @field root
+
+--- Versions of the parts vkit is built from: `vkit`, `lua`, `openssl` and
+-- `libgit2` (read when first asked for: it loads libgit2).
+-- @field versions
+
+--- The read-only policy tables of `policies/<name>.lua` (`vkit.policies.limits.paired.max_invocations`):
+-- every limit the seeds name lives once in `policies/limits.lua`; a missing
+-- policy or entry raises rather than reading as "no limit".
+-- @field policies
 
 -- boot.libgit2 loads libgit2 when read: read it only when asked for.
 local versions = setmetatable({ vkit = boot.version, lua = boot.lua, openssl = boot.openssl }, {
@@ -20,35 +83,19 @@ local versions = setmetatable({ vkit = boot.version, lua = boot.lua, openssl = b
   end,
 })
 
-local vkit = { version = boot.version, exe = boot.exe, root = boot.root, versions = versions }
+local modules = {}
+for name in pairs(PUBLIC) do modules[#modules + 1] = name end
+table.sort(modules)
 
-for name in pairs(package.preload) do
-  local short = name:match "^vkit%.([%w_]+)$"
-  if short and short ~= "boot" and not shared[short] then vkit[short] = require(name) end
-end
-
-vkit.policies = require "vkit.policy"
-
--- The names __index would load, for the REPL's completion: the shared
--- modules and the packages and modules under lua/vkit/.
-local function loadable()
-  local names = {}
-  for name in pairs(shared) do names[#names + 1] = name end
-  for _, entry in ipairs(vkit.fs.list(vkit.root .. "/lua/vkit") or {}) do
-    local name = entry:match "^([%a_][%w_]*)%.lua$" or entry:match "^([%a_][%w_]*)$"
-    if name and name ~= "init" and name ~= "boot" then names[#names + 1] = name end
-  end
-  return names
-end
+local vkit = { version = boot.version, exe = boot.exe, root = boot.root, versions = versions,
+               policies = require "vkit.policy" }
 
 return setmetatable(vkit, {
-  __complete = loadable,
+  -- The names __index would load, for the REPL's completion.
+  __complete = function() return modules end,
   __index = function(t, key)
-    if type(key) ~= "string" or not key:match "^[%a_][%w_]*$" then return nil end
-    local name = "vkit." .. key
-    if not (shared[key] and package.preload[name]) and not package.searchpath(name, package.path) then
-      return nil
-    end
+    local name = PUBLIC[key]
+    if not name then return nil end
     local module = require(name)
     rawset(t, key, module)
     return module

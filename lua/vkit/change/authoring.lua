@@ -32,8 +32,10 @@ function M.contract(spec, hashes)
   }
 end
 
---- Files of a revision and its digest (and the parsed revision).
-function M.revision(spec)
+--- Files of a revision and its digest (and the parsed revision), or nil,
+--  message, code when the revision would not parse (an empty or too large
+--  domain, an unsatisfiable contract, ...).
+function M.try_revision(spec)
   local files, pins, hashes = {}, {}, {}
   for _, name in ipairs(intent.ARTIFACTS) do
     local a = assert(spec.artifacts[name], "missing artifact " .. name)
@@ -44,9 +46,17 @@ function M.revision(spec)
   local doc = { schema_version = 1, requirement = spec.requirement, contract = M.contract(spec.contract, hashes),
                 artifacts = pins }
   local bytes = json.encode(doc, { indent = 2 }) .. "\n"
-  local parsed = assert(intent.parse_revision(bytes))
+  local parsed, message, code = intent.parse_revision(bytes)
+  if not parsed then return nil, message, code end
   files[intent.revision_path(layout, parsed.digest)] = bytes
   return files, parsed.digest, parsed
+end
+
+--- As try_revision, raising when the revision would not parse.
+function M.revision(spec)
+  local files, digest, parsed = M.try_revision(spec)
+  if not files then error(digest, 2) end
+  return files, digest, parsed
 end
 
 --- The accepted list's bytes.

@@ -140,6 +140,8 @@ function M.run(payload, ctx)
     local report_path = method .. "/" .. result.report
     local entry = {
       method = method, result = result.status, reason = result.reason or json.null,
+      -- what went wrong, in the method's words (a pin mismatch names the file)
+      message = type(result.message) == "string" and result.message or json.null,
       report = report_path, report_sha256 = assert(hash.file(dir .. "/" .. report_path)),
       coverage = result.coverage or json.null, cuts = result.cuts or json.array(), budget = result.budget or json.null,
     }

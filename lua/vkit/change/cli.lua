@@ -21,22 +21,28 @@ function M.method_problem(method)
   return ("unknown method %q (one of %s)"):format(tostring(method), table.concat(methods.NAMES, ", "))
 end
 
---- Validates and queues a certification; returns the run id or nil, message.
+--- Validates and queues a certification; returns the run id or nil,
+--  message, code: unknown-method, request-invalid (not a change request),
+--  trusted-target-missing, kani-pin-invalid (not a closed-format pin).
 function M.submit(store, fields)
   local method = fields.method or "auto"
   local problem = M.method_problem(method)
-  if problem then return nil, problem end
-  if json.kind(fields.request) ~= "object" then return nil, "the request must be a JSON object" end
+  if problem then return nil, problem, "unknown-method" end
+  if json.kind(fields.request) ~= "object" then return nil, "the request must be a JSON object", "request-invalid" end
   -- A document that is not a change request is refused before anything is
   -- queued; whether a well-formed request binds is preflight's to say.
-  local parsed, why = require("vkit.change.request").parse(fields.request)
-  if not parsed then return nil, why end
-  if type(fields.trusted_target) ~= "string" then return nil, "a trusted target commit is required" end
+  local parsed, why, why_code = require("vkit.change.request").parse(fields.request)
+  if not parsed then return nil, why, why_code or "request-invalid" end
+  if type(fields.trusted_target) ~= "string" then
+    return nil, "a trusted target commit is required", "trusted-target-missing"
+  end
   -- A pin the host supplies must be a closed-format Kani toolchain pin:
   -- refused up front, never silently ignored (by auto) or run (by rust_kani).
   if fields.kani_toolchain ~= nil then
     local ok, pin_problem = certify.closed_format_pin(fields.kani_toolchain)
-    if not ok then return nil, "the Kani toolchain pin is not a closed-format pin: " .. tostring(pin_problem) end
+    if not ok then
+      return nil, "the Kani toolchain pin is not a closed-format pin: " .. tostring(pin_problem), "kani-pin-invalid"
+    end
   end
   local id = store:submit("change-certify", {
     project = store.project, request = fields.request, trusted_target = fields.trusted_target, method = method,
@@ -115,6 +121,7 @@ function M.print_human(shadow, print)
   for _, m in ipairs(shadow.methods) do
     print(("  %-16s %-24s report %s"):format(m.method, m.result, m.report))
     if json.kind(m.coverage) == "object" then print("    " .. m.coverage.statement) end
+    if type(m.message) == "string" then print(("    %s: %s"):format(tostring(m.reason), m.message)) end
     for _, cut in ipairs(json.kind(m.cuts) == "array" and m.cuts or {}) do print("    " .. coverage.cut_sentence(cut)) end
   end
   if shadow.error ~= json.null and shadow.error then print("error: " .. shadow.error) end

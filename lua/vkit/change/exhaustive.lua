@@ -292,7 +292,8 @@ function M.run(bound, opts)
     report.status, report.reason, report.message = status, reason, message or json.null
     report.coverage = coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs")
     runner:write_report(report, M.REPORT)
-    return { status = status, reason = reason, report = M.REPORT, coverage = report.coverage, cuts = runner.cuts,
+    return { status = status, reason = reason, message = message, report = M.REPORT, coverage = report.coverage,
+             cuts = runner.cuts,
              budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
                         deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started },
              record = report }

@@ -6,13 +6,15 @@ local sys = require "vkit.sys"
 
 local M = {}
 
---- opts as for vkit.change.paired.run; returns {status, reason, report,
---  coverage, cuts, budget, paired (the paired-execution report)}.
+--- opts as for vkit.change.paired.run; returns {status, reason, message,
+--  report, coverage, cuts, budget, paired (the paired-execution report)}.
 function M.run(bound, opts)
   local started = sys.monotonic_ms()
   local result, report = analysis.run(bound, opts)
   local c = result.coverage
-  return { status = result.status, reason = report.status, report = analysis.REPORT,
+  local problem = type(report.problems) == "table" and report.problems[1] or nil
+  local message = type(report.message) == "string" and report.message or (problem and problem.message) or nil
+  return { status = result.status, reason = report.status, message = message, report = analysis.REPORT,
            coverage = coverage.record("finite_paired", c.conforming + c.violations, c.domain, "sampled"),
            cuts = report.cuts, paired = report,
            budget = { max_invocations = report.limits.max_invocations, invocations = report.invocations,

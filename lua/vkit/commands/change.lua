@@ -1,4 +1,5 @@
---- `vkit change certify`: submit a candidate for shadow analysis (seed 001).
+--- `vkit change certify|intent init|request`: submit a candidate for shadow
+-- analysis (seed 001); scaffold an intent for review; build a request.
 local args = require "vkit.args"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
@@ -7,6 +8,8 @@ local store_mod = require "vkit.store"
 local policy = require("vkit.policy").store
 
 local cli = require "vkit.cli"
+local intent_command = require "vkit.commands.change.intent"
+local request_command = require "vkit.commands.change.request"
 
 local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT
                            [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
@@ -51,12 +54,30 @@ local function read_json_file(path, what)
   return doc
 end
 
+local CHANGE_USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT [...]
+       vkit change intent init --language L --source PATH --function NAME --domain SET --observations SET [...]
+       vkit change request --intent DIGEST --base COMMIT --candidate COMMIT [...]
+
+Change certification (seed 001): `certify` binds a candidate to its accepted
+intent and runs the certification methods; `intent init` writes a proposed
+intent for review (it never accepts anything); `request` builds the finite
+request certify reads.  `vkit change ACTION --help` describes one action.
+
+]] .. cli.EXIT_TEXT
+
 return {
-  summary = "certify a change against its accepted intent (change certify)",
-  usage = USAGE,
-  help = { certify = USAGE },
+  summary = "certify a change against its accepted intent; scaffold an intent; build a request",
+  usage = CHANGE_USAGE,
+  help = { certify = USAGE, intent = intent_command.USAGE, request = request_command.USAGE },
   run = function(argv)
-    if argv[1] ~= "certify" then return cli.usage_error("change needs the action: certify", "change") end
+    if argv[1] == "intent" then
+      if argv[2] ~= "init" then return cli.usage_error("change intent needs the action: init", "change intent init") end
+      return intent_command.init(table.move(argv, 3, #argv, 1, {}))
+    end
+    if argv[1] == "request" then return request_command.run(table.move(argv, 2, #argv, 1, {})) end
+    if argv[1] ~= "certify" then
+      return cli.usage_error("change needs one of the actions: certify, intent init, request", "change")
+    end
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
       flags = { json = true },
       options = { project = "string", request = "string", trusted_target = "string", method = "string",

@@ -53,8 +53,9 @@ function M.run(argv)
   local limits = vkit.policies.limits.admission
   -- One byte past the limit is enough to refuse the source as too large.
   local source = io.stdin:read(limits.max_source_bytes + 1) or ""
-  local result = profile.admit(vkit.ts, source, limits, { expected_function = opts["function"] })
-  io.stdout:write(vkit.json.encode(M.response(source, result, vkit.ts.identity())), "\n")
+  local ts = require "vkit.ts"
+  local result = profile.admit(ts, source, limits, { expected_function = opts["function"] })
+  io.stdout:write(vkit.json.encode(M.response(source, result, ts.identity())), "\n")
   return 0
 end
 

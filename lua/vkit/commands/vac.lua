@@ -115,6 +115,7 @@ conformance  run a conformance corpus and print "N passed, N failed"
 local M = {
   summary = "verify, draft and register VAC capability evidence bundles",
   usage = USAGE,
+  help = HELP, -- each action's help (vkit.cli's convention; the man page reads it)
   own_help = true,
 }
 

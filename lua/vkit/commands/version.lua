@@ -19,7 +19,7 @@ exit codes: 0, 2 usage]]
 -- {name, version, detail} for each component, in print order.
 local function components()
   local v = vkit.versions
-  local ts = vkit.ts.identity()
+  local ts = require("vkit.ts").identity()
   return {
     { name = "vkit", version = v.vkit },
     { name = "Lua", version = (v.lua:gsub("^Lua ", "")) },

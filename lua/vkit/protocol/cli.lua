@@ -91,25 +91,39 @@ function M.report(store, ids, opts)
   return M.exit_code(runs)
 end
 
---- `vkit run replay --run ID`: queues a replay of a finished check run.
-function M.replay(store, original, opts)
+--- Queues a replay of a finished external check run: the run id, or nil,
+--  message, code (`not-replayable`: not an external check; `no-attempt`:
+--  nothing retained to replay).  Replay runs the currently pinned checker
+--  on the retained evidence, never the producer.
+function M.submit_replay(store, original)
   if original.job.kind ~= "external-check" and original.job.kind ~= "external-replay" then
-    io.stderr:write("vkit: only external-check runs can be replayed\n")
-    return 2
+    return nil, ("run %s is a %s run: only external-check runs can be replayed"):format(original.id, original.job.kind),
+      "not-replayable"
   end
   local last = original.attempts[#original.attempts]
-  if not last then
-    io.stderr:write("vkit: run ", original.id, " has no attempt with retained evidence\n")
-    return 1
-  end
+  if not last then return nil, ("run %s has no attempt with retained evidence"):format(original.id), "no-attempt" end
   local p = original.job.payload
-  local repo = assert(git.open(store.project))
-  local head = assert(repo:head())
+  local repo, message, code = git.open(store.project)
+  if not repo then return nil, message, code end
+  local head
+  head, message, code = repo:head()
+  repo:close()
+  if not head then return nil, "the project has no HEAD commit: " .. tostring(message), code end
   local id = store:submit("external-replay", {
     project = store.project, of_run = original.id, component = p.component, check_id = p.check_id, commit = head,
     of_attempt = last,
   })
   store:ensure_worker()
+  return id
+end
+
+--- `vkit run replay --run ID`: queues a replay of a finished check run.
+function M.replay(store, original, opts)
+  local id, message, code = M.submit_replay(store, original)
+  if not id then
+    io.stderr:write("vkit: ", message, "\n")
+    return code == "not-replayable" and 2 or 1
+  end
   return M.report(store, { id }, opts)
 end
 

@@ -35,28 +35,33 @@ local function rehash(entry, snapshot, what)
   return { path = entry.path, sha256 = actual }
 end
 
-local function rehash_list(list, snapshot, what)
-  local out = json.array()
-  for i, entry in ipairs(list) do
-    local pinned, message, code = rehash(entry, snapshot, what)
-    if not pinned then return nil, message, code end
-    out[i] = pinned
+--- A command's pins through `pin(entry, what)` (-> pin | nil, message,
+--  code): {executable, dependencies, trusted_tool_dependencies} or the
+--  first failure.  Shared by the identity and the manifest-entry writer.
+function M.pin_command(command, role, pin)
+  local exe, message, code = pin(command.executable, role .. " executable")
+  if not exe then return nil, message, code end
+  local lists = {}
+  for _, field in ipairs { "dependencies", "trusted_tool_dependencies" } do
+    local out = json.array()
+    for i, entry in ipairs(command[field] or {}) do
+      local pinned
+      pinned, message, code = pin(entry, role .. (field == "dependencies" and " dependency" or " trusted tool dependency"))
+      if not pinned then return nil, message, code end
+      out[i] = pinned
+    end
+    lists[field] = out
   end
-  return out
+  return { executable = exe, dependencies = lists.dependencies, trusted_tool_dependencies = lists.trusted_tool_dependencies }
 end
 
 function M.build(check, snapshot)
   local identity = {}
+  local function pin(entry, what) return rehash(entry, snapshot, what) end
   for _, role in ipairs(M.ROLES) do
-    local command = check[role]
-    local exe, message, code = rehash(command.executable, snapshot, role .. " executable")
-    if not exe then return nil, message, code end
-    local deps, tools
-    deps, message, code = rehash_list(command.dependencies, snapshot, role .. " dependency")
-    if not deps then return nil, message, code end
-    tools, message, code = rehash_list(command.trusted_tool_dependencies, snapshot, role .. " trusted tool dependency")
-    if not tools then return nil, message, code end
-    identity[role] = { executable = exe, dependencies = deps, trusted_tool_dependencies = tools }
+    local pins, message, code = M.pin_command(check[role], role, pin)
+    if not pins then return nil, message, code end
+    identity[role] = pins
   end
   return identity
 end

@@ -152,7 +152,7 @@ function M.admit(source, opts)
   assert(type(source) == "string", "source must be a string")
   local bounds = M.bounds(opts)
   local null = vkit.json.null
-  local ts_identity = vkit.ts.identity()
+  local ts_identity = require("vkit.ts").identity()
   local exe_sha = vkit.hash.file(vkit.exe)
   local record = {
     schema = M.schema,

@@ -100,6 +100,7 @@ local function method_model(dir, m)
   end
   if present(m.reason) and #method.findings == 0 and not method.passing then
     method.notes[#method.notes + 1] = "reason: " .. tostring(m.reason)
+      .. (type(m.message) == "string" and (": " .. m.message) or "")
   end
   method.findings_total = math.max(total, #method.findings)
   return method

@@ -1,6 +1,6 @@
---- examples/check_change_witness.lua: the change-witness qualification.
+--- scripts/check_change_witness.lua: the change-witness qualification.
 --
---   vkit script examples/check_change_witness.lua --output DIR
+--   vkit script scripts/check_change_witness.lua --output DIR
 --
 -- Creates disposable Git target/candidate revisions (a Rust `scale` whose
 -- accepted intent is the one fixtures/kani/harness-spec.json describes, and
@@ -26,7 +26,7 @@ local worker = require "vkit.store.worker"
 
 local opts, err = args.parse({ ... }, { options = { output = "string" } })
 if not opts or not opts.output then
-  io.stderr:write("usage: vkit script examples/check_change_witness.lua --output DIR\n", err and (err .. "\n") or "")
+  io.stderr:write("usage: vkit script scripts/check_change_witness.lua --output DIR\n", err and (err .. "\n") or "")
   os.exit(2)
 end
 local out = opts.output

@@ -1,0 +1,198 @@
+--- `vkit change intent init`: writes a proposed intent revision and its
+-- four artifacts into a repository's verification/ tree for review, and
+-- says what to commit and what the acceptance commit must contain.  It never
+-- accepts anything (vkit.change.scaffold).
+local args = require "vkit.args"
+local json = require "vkit.json"
+local fs = require "vkit.fs"
+local hash = require "vkit.hash"
+local scaffold = require "vkit.change.scaffold"
+local host_tools = require "vkit.change.host_tools"
+local change_policy = require("vkit.policy").change
+
+local cli = require "vkit.cli"
+
+local M = {}
+
+M.USAGE = [[usage: vkit change intent init --language rust|python|typescript --source PATH --function NAME
+                               --domain FROM..TO --observations FROM..TO [--require INPUTS=OUTPUTS ...]
+                               [--requirement LABEL] [--statement TEXT] [--toolchain-root DIR]
+                               [--dir PATH] [--repetitions N] [--selection spread|ascending]
+                               [--max-inputs N] [--shrink-limit N] [--process-deadline-ms N]
+                               [--project DIR] [--json]
+
+Writes a proposed intent for the u32 -> u32 function NAME in the source file
+PATH (relative to the repository) into the project's working tree, for
+review: the binding map, codec, observation policy and environment model
+(under --dir, default verification/NAME) and the intent revision that pins
+them (verification/change-intents/<digest>.v1.json).  It then prints what to
+commit and the exact verification/change-intents/accepted.v1.json the
+acceptance commit must contain.  It never accepts anything: acceptance is
+that commit, made to the trusted target through your own review; only then
+does `vkit change certify` bind a request to the revision.
+
+A set is comma-separated integers and FROM..TO ranges (0..99,200).
+
+options:
+  --language L          rust, python or typescript
+  --source PATH         the module holding the function (repository-relative)
+  --function NAME       the function: u32 -> u32
+  --domain SET          the accepted inputs (at most 4,096)
+  --observations SET    every output the function may legally return (at most 4,096)
+  --require IN=OUT      a standing requirement: inputs IN must return a value in
+                        OUT (repeatable); without any, a candidate conforms where
+                        it returns what the base returns
+  --requirement LABEL   the requirement's citation label (an issue, a document);
+                        default PATH#NAME
+  --statement TEXT      the requirement's literal statement (default generated)
+  --toolchain-root DIR  pin the toolchain under DIR, a stable location every
+                        machine installs with the same bytes (e.g. /opt/rust),
+                        instead of where this host keeps it; layout under DIR:
+                          rust        bin/rustc, lib/librustc_driver-*.so,
+                                      lib/libLLVM*, lib/rustlib/x86_64-unknown-linux-gnu/lib/*
+                          python      bin/python3.11 or bin/python3
+                          typescript  lib/tsc and lib/*.d.ts (the @typescript/
+                                      typescript-linux-x64 package), bin/node
+  --dir PATH            where the four artifacts go (default verification/NAME)
+  --repetitions N, --selection S, --max-inputs N, --shrink-limit N,
+  --process-deadline-ms N
+                        the observation policy (defaults 2, spread, 12, 8, 10000)
+  --project DIR         the repository's working tree (default: the current directory)
+  --json                the files, the digest and the acceptance list as JSON
+  --help                this text
+
+A file that exists with other bytes is never overwritten (exit 1).
+
+exit codes: 0 written, 1 refused (a file in the way, no toolchain found, an
+  intent that would not parse), 2 usage, 7 not a Git repository]]
+
+local OPTIONS = {
+  language = "string", source = "string", ["function"] = "string", domain = "string", observations = "string",
+  require = "list", requirement = "string", statement = "string", toolchain_root = "string", dir = "string",
+  repetitions = "number", selection = "string", max_inputs = "number", shrink_limit = "number",
+  process_deadline_ms = "number", project = "string",
+}
+
+local function usage_error(message)
+  return cli.usage_error(message, "change intent init")
+end
+
+local function refuse(fmt, ...)
+  return cli.fail(cli.EXIT.refused, fmt, ...)
+end
+
+-- The spec for scaffold.intent from the options, or nil, message.
+local function spec_of(opts)
+  for _, required in ipairs { "language", "source", "function", "domain", "observations" } do
+    if not opts[required] then return nil, ("--%s is required"):format(required) end
+  end
+  local known = {}
+  for _, l in ipairs(change_policy.languages) do known[l] = true end
+  if not known[opts.language] then
+    return nil, ("--language must be one of %s, not %q"):format(table.concat(change_policy.languages, ", "), opts.language)
+  end
+  local spec = { language = opts.language, source = opts.source, ["function"] = opts["function"], dir = opts.dir,
+                 requirements = {}, observation = {} }
+  local message
+  spec.domain, message = scaffold.parse_set(opts.domain)
+  if not spec.domain then return nil, "--domain: " .. message end
+  spec.observations, message = scaffold.parse_set(opts.observations)
+  if not spec.observations then return nil, "--observations: " .. message end
+  for _, text in ipairs(opts.require or {}) do
+    local r, rmessage = scaffold.parse_requirement(text)
+    if not r then return nil, "--require " .. rmessage end
+    spec.requirements[#spec.requirements + 1] = r
+  end
+  if opts.requirement or opts.statement then
+    if not (opts.requirement and opts.statement) then return nil, "--requirement and --statement go together" end
+    spec.requirement = { source = opts.requirement, statement = opts.statement }
+  end
+  for _, k in ipairs { "repetitions", "max_inputs", "shrink_limit", "process_deadline_ms" } do
+    if opts[k] ~= nil then
+      if math.type(opts[k]) ~= "integer" then return nil, ("--%s needs an integer"):format(k:gsub("_", "-")) end
+      spec.observation[k] = opts[k]
+    end
+  end
+  spec.observation.selection = opts.selection
+  return spec
+end
+
+function M.init(argv)
+  local opts, err = args.parse(argv, { flags = { json = true }, options = OPTIONS })
+  if not opts then return usage_error(err) end
+  local spec, problem = spec_of(opts)
+  if not spec then return usage_error(problem) end
+  local project = opts.project or "."
+  local root = fs.realpath(project)
+  local git_ok, git = pcall(require, "vkit.git")
+  local repo = root and git_ok and git.open(root)
+  if not repo then return cli.fail(cli.EXIT.not_a_repository, "the project %s is not a Git repository", project) end
+  local workdir = repo:workdir()
+  repo:close()
+  if not workdir then return cli.fail(cli.EXIT.not_a_repository, "the project %s has no working tree", project) end
+  workdir = workdir:gsub("/+$", "")
+  -- the path is checked before anything is looked up: never outside the tree
+  local normal, _, why_path = require("vkit.paths").check(spec.source)
+  if not normal then
+    return refuse("the source %s is not a normalised repository path: %s", spec.source, tostring(why_path))
+  end
+  local source_st = fs.lstat(workdir .. "/" .. spec.source)
+  if not source_st or source_st.kind ~= "file" then
+    return refuse("the source %s is not a regular file in %s", spec.source, workdir)
+  end
+  local env, why = host_tools.environment_model({ spec.language }, { toolchain_root = opts.toolchain_root })
+  if not env then return refuse("%s", why) end
+  spec.environment_model = env
+  spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
+  local plan, message, code = scaffold.intent(spec)
+  if not plan then return refuse("%s (%s)", message, tostring(code)) end
+  -- Nothing is written unless every file can be: one in the way stops all,
+  -- and so does a link or a file where a directory of the path should be
+  -- (the files are written where they are named, never through a link).
+  for _, f in ipairs(plan.files) do
+    local target = workdir .. "/" .. f.path
+    local prefix = workdir
+    for part in f.path:match("^(.*)/[^/]*$"):gmatch "[^/]+" do
+      prefix = prefix .. "/" .. part
+      local dst = fs.lstat(prefix)
+      if dst and dst.kind ~= "dir" then
+        return refuse("%s is a %s, not a directory; nothing was written", prefix:sub(#workdir + 2), dst.kind)
+      end
+    end
+    local st = fs.lstat(target)
+    if st and (st.kind ~= "file" or hash.file(target) ~= hash.sha256(f.bytes)) then
+      return refuse("%s exists with other contents; nothing was written (move it away, or choose --dir)", f.path)
+    end
+  end
+  for _, f in ipairs(plan.files) do
+    local target = workdir .. "/" .. f.path
+    assert(fs.mkdirs(target:match "^(.*)/[^/]*$"))
+    assert(fs.write_atomic(target, f.bytes))
+  end
+  if opts.json then
+    local files = json.array()
+    for i, f in ipairs(plan.files) do files[i] = { path = f.path, role = f.role, sha256 = hash.sha256(f.bytes) } end
+    print(json.encode({ digest = plan.digest, files = files, accepted_list = plan.accepted, notes = json.array(plan.notes),
+                        accepted = false }, { indent = 2 }))
+    return cli.EXIT.ok
+  end
+  print("wrote, for review (nothing is accepted):")
+  for _, f in ipairs(plan.files) do print(("  %-56s %s"):format(f.path, f.role)) end
+  print("digest " .. plan.digest)
+  for _, note in ipairs(plan.notes) do print("note: " .. note) end
+  print("")
+  print("1. Commit these files for review, e.g.")
+  local dirs = { plan.files[1].path:match "^(.*)/[^/]*$", plan.revision_path }
+  print("     git add " .. table.concat(dirs, " "))
+  print(("     git commit -m 'propose intent %s'"):format(plan.digest:sub(1, 12)))
+  print(("2. The acceptance commit, made to the trusted target through your review, must set %s to:"):format(
+    plan.accepted.path))
+  for line in plan.accepted.bytes:gmatch "[^\n]+" do print("     " .. line) end
+  print("   and change nothing else; a candidate may not touch that list or these files.")
+  print("3. Then, for a candidate commit C whose history holds that target commit T:")
+  print(("     vkit change request --intent %s --base T --candidate C > request.json"):format(plan.digest))
+  print("     vkit change certify --request request.json --trusted-target T --project .")
+  return cli.EXIT.ok
+end
+
+return M
