@@ -1,5 +1,6 @@
 /*
- * hash.c: vkit.hash, SHA-256 through OpenSSL EVP.
+ * hash.c: vkit.hash, SHA-256 through libcrypto's SHA256_* functions (see
+ * vkit_sha256 in util.c: EVP would first build every algorithm's tables).
  *
  *   sha256(bytes)        -> lowercase hex
  *   file(path [, {nofollow}]) -> hex, size | nil, message, code (streamed)
@@ -16,7 +17,8 @@
 #include "vkit.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,8 +30,7 @@ static int hash_sha256(lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &len);
   unsigned char md[32];
   char hex[65];
-  if (!EVP_Digest(s, len, md, NULL, EVP_sha256(), NULL))
-    return luaL_error(L, "SHA-256 failed in OpenSSL");
+  vkit_sha256(s, len, md);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -62,21 +63,19 @@ static int hash_file(lua_State *L) {
 
 /* ---- incremental hasher ------------------------------------------------ */
 
-typedef struct { EVP_MD_CTX *ctx; } Hasher;
+typedef struct { SHA256_CTX ctx; int open; } Hasher;
 
 static Hasher *checkhasher(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
-  if (!h->ctx) luaL_error(L, "attempt to use a closed hasher");
+  if (!h->open) luaL_error(L, "attempt to use a closed hasher");
   return h;
 }
 
 static int hash_new(lua_State *L) {
   Hasher *h = lua_newuserdatauv(L, sizeof *h, 0);
-  h->ctx = NULL;
+  SHA256_Init(&h->ctx);
+  h->open = 1;
   luaL_setmetatable(L, HASHER);
-  h->ctx = EVP_MD_CTX_new();
-  if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL))
-    return luaL_error(L, "cannot create a SHA-256 context");
   return 1;
 }
 
@@ -84,7 +83,7 @@ static int hasher_update(lua_State *L) {
   Hasher *h = checkhasher(L);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  EVP_DigestUpdate(h->ctx, s, len);
+  SHA256_Update(&h->ctx, s, len);
   lua_settop(L, 1);
   return 1;
 }
@@ -92,15 +91,10 @@ static int hasher_update(lua_State *L) {
 /* Digest of everything so far; the hasher stays usable (copy, then final). */
 static int hasher_hexdigest(lua_State *L) {
   Hasher *h = checkhasher(L);
-  EVP_MD_CTX *copy = EVP_MD_CTX_new();
+  SHA256_CTX copy = h->ctx;
   unsigned char md[32];
   char hex[65];
-  if (!copy || !EVP_MD_CTX_copy_ex(copy, h->ctx)) {
-    EVP_MD_CTX_free(copy);
-    return luaL_error(L, "cannot copy a SHA-256 context");
-  }
-  EVP_DigestFinal_ex(copy, md, NULL);
-  EVP_MD_CTX_free(copy);
+  SHA256_Final(md, &copy);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -108,14 +102,13 @@ static int hasher_hexdigest(lua_State *L) {
 
 static int hasher_gc(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
-  EVP_MD_CTX_free(h->ctx);
-  h->ctx = NULL;
+  h->open = 0;
   return 0;
 }
 
 static int hasher_tostring(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
-  lua_pushfstring(L, "vkit.hasher (%s)", h->ctx ? "open" : "closed");
+  lua_pushfstring(L, "vkit.hasher (%s)", h->open ? "open" : "closed");
   return 1;
 }
 
@@ -160,22 +153,19 @@ static int hash_evidence_digest(lua_State *L) {
     lua_pop(L, 3);
   }
   qsort(pairs, (size_t)n, sizeof(Pair), cmp_pair);
-  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
   for (lua_Integer i = 0; i < n; i++) {
-    if (i > 0 && cmp_pair(&pairs[i - 1], &pairs[i]) == 0) {
-      EVP_MD_CTX_free(ctx);
+    if (i > 0 && cmp_pair(&pairs[i - 1], &pairs[i]) == 0)
       return vkit_fail(L, "duplicate-evidence-path", "evidence path listed twice: %s", pairs[i].path);
-    }
-    EVP_DigestUpdate(ctx, pairs[i].path, pairs[i].len);
-    EVP_DigestUpdate(ctx, "\0", 1);
-    EVP_DigestUpdate(ctx, pairs[i].hash, 64);
-    EVP_DigestUpdate(ctx, "\n", 1);
+    SHA256_Update(&ctx, pairs[i].path, pairs[i].len);
+    SHA256_Update(&ctx, "\0", 1);
+    SHA256_Update(&ctx, pairs[i].hash, 64);
+    SHA256_Update(&ctx, "\n", 1);
   }
   unsigned char md[32];
   char hex[65];
-  EVP_DigestFinal_ex(ctx, md, NULL);
-  EVP_MD_CTX_free(ctx);
+  SHA256_Final(md, &ctx);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;

@@ -27,10 +27,11 @@
  * refused because [] and {} hash differently (mark it with array()/object()).
  */
 #include "vkit.h"
+#include "chunks.h"
 
 #include <fcntl.h>
+#include <endian.h>
 #include <math.h>
-#include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -148,7 +149,8 @@ typedef struct { const char *s; size_t len; } HeldKey;
 #define TALLY_KEYS 32
 #define TALLY_DEPTH 256
 #define TALLY_COMBOS (1 << 16)
-#define TALLY_CHUNK ((size_t)4 << 20)
+#define TALLY_CHUNK ((size_t)2 << 20) /* a huge page */
+#define TALLY_AHEAD ((off_t)1 << 20) /* a file this large is read ahead on a second thread */
 
 enum { T_ABSENT, T_NULL, T_TRUE, T_FALSE, T_INT, T_FLOAT, T_STRING };
 
@@ -179,9 +181,11 @@ typedef struct Tally {
   size_t arena_len, arena_cap;
   lua_Integer rows, line; /* rows counted; the line being read (JSON Lines) */
   /* The keys of the last row, in order, as they were written (quotes
-   * included) with the field each names: a row that repeats them is read
-   * by comparing bytes, its keys already known valid and distinct. */
-  struct { unsigned char text[64]; size_t len; int field; } shape[TALLY_KEYS];
+   * included, and the ':' when it follows at once) with the field each
+   * names: a row that repeats them is read by comparing bytes, its keys
+   * already known valid and distinct. */
+  struct Shape { unsigned char text[64]; size_t len, klen; int field, colon; } shape[TALLY_KEYS];
+  size_t str_bytes;       /* the current row's named string values, in bytes */
   int shape_n;
   const char *why;        /* why the tally gave up */
 } Tally;
@@ -416,6 +420,48 @@ done:
   return status;
 }
 
+/* The double nearest the decimal number s..p (already validated: -?digits,
+ * optional .digits, optional exponent) in the cases where one IEEE
+ * multiplication or division gives it exactly rounded (Clinger's fast
+ * path: at most 19 significant digits making an integer of at most 2^53,
+ * and a power of ten within 10^22, both exact doubles); 0 when strtod must
+ * decide. */
+static int fast_decimal(const unsigned char *s, const unsigned char *p, double *out) {
+  static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const unsigned char *d = s + (*s == '-');
+  uint64_t m = 0;
+  int digits = 0, scale = 0;
+  for (; d < p && *d >= '0' && *d <= '9'; d++) {
+    if (m || *d != '0') digits++;
+    m = m * 10 + (uint64_t)(*d - '0');
+    if (digits > 19) return 0;
+  }
+  if (d < p && *d == '.') {
+    for (d++; d < p && *d >= '0' && *d <= '9'; d++) {
+      if (m || *d != '0') digits++;
+      m = m * 10 + (uint64_t)(*d - '0');
+      scale--;
+      if (digits > 19) return 0;
+    }
+  }
+  if (d < p) { /* the exponent */
+    int neg = 0, e = 0;
+    d++;
+    if (*d == '+' || *d == '-') neg = *d++ == '-';
+    for (; d < p; d++) {
+      e = e * 10 + (*d - '0');
+      if (e > 400) return 0;
+    }
+    scale += neg ? -e : e;
+  }
+  if (m > ((uint64_t)1 << 53) || scale < -22 || scale > 22) return 0;
+  double v = (double)m;
+  v = scale < 0 ? v / pow10[-scale] : v * pow10[scale];
+  *out = *s == '-' ? -v : v;
+  return 1;
+}
+
 static int parse_number(Parser *ps) {
   const unsigned char *s = ps->p, *p = ps->p;
   int integral = 1;
@@ -462,6 +508,11 @@ static int parse_number(Parser *ps) {
         return 0;
       }
     }
+  }
+  double fast;
+  if (fast_decimal(s, p, &fast)) {
+    lua_pushnumber(ps->L, fast);
+    return 0;
   }
   char small[64];
   char *buf = len < sizeof small ? small : malloc(len + 1);
@@ -889,16 +940,30 @@ static int tally_gc(lua_State *L) {
 }
 
 /* Are the n bytes at a and b the same?  (Keys and values here are short:
- * a call to memcmp costs more than comparing them eight at a time.) */
+ * a call to memcmp costs more than comparing them eight at a time, the
+ * last word overlapping the one before it.) */
 static inline int same_bytes(const void *pa, const void *pb, size_t n) {
   const unsigned char *a = pa, *b = pb;
-  for (; n >= 8; a += 8, b += 8, n -= 8) {
-    uint64_t x, y;
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    if (x != y) return 0;
+  uint64_t x, y;
+  if (n >= 8) {
+    for (; n > 8; a += 8, b += 8, n -= 8) {
+      memcpy(&x, a, 8);
+      memcpy(&y, b, 8);
+      if (x != y) return 0;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return x == y;
   }
-  while (n--)
+  if (n >= 4) {
+    uint32_t u, v, w, z;
+    memcpy(&u, a, 4);
+    memcpy(&v, b, 4);
+    memcpy(&w, a + n - 4, 4);
+    memcpy(&z, b + n - 4, 4);
+    return u == v && w == z;
+  }
+  for (; n; n--)
     if (*a++ != *b++) return 0;
   return 1;
 }
@@ -913,7 +978,8 @@ static const unsigned char *give_up(Tally *t, const char *why) {
 
 /* JSON whitespace; in JSON Lines not a CR (Python's splitlines() would
  * cut there, so the row is left to the decoder: what follows fails). */
-static const unsigned char *skip_ws_in(const Tally *t, const unsigned char *p, const unsigned char *end) {
+static inline const unsigned char *skip_ws_in(const Tally *t, const unsigned char *p, const unsigned char *end) {
+  if (p < end && *p > ' ') return p; /* the common case: no white space at all */
   while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || (*p == '\r' && !t->lines))) p++;
   return p;
 }
@@ -926,19 +992,25 @@ static const unsigned char *scan_string(Tally *t, const unsigned char *p, const 
   const unsigned char *run = ++p;
   *escaped = 0;
   while (p < end) {
-    /* eight bytes at a time while none is a quote, a backslash, a control
-     * character or part of a multi-byte sequence */
+    /* eight bytes at a time to the first that is a quote, a backslash, a
+     * control character or part of a multi-byte sequence: the lowest
+     * flagged byte of each test is exact (a borrow only runs upwards) */
     while (end - p >= 8) {
       uint64_t w;
       memcpy(&w, p, 8);
+      w = le64toh(w); /* the first byte lowest */
       const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
       uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-      uint64_t stop = ((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w;
-      if (stop & high) break;
+      uint64_t stop = (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high;
+      if (stop) {
+        p += __builtin_ctzll(stop) / 8;
+        goto special;
+      }
       p += 8;
     }
     while (p < end && !string_stop[*p]) p++;
     if (p >= end) break;
+  special:;
     unsigned c = *p;
     if (c == '"') {
       *body = run;
@@ -1011,11 +1083,14 @@ static const unsigned char *scan_number(Tally *t, const unsigned char *p, const 
     return p;
   }
   if (integral && digits <= 20) return give_up(t, "an integer near 64 bits"); /* the decoder decides */
-  char small[64];
-  if (len >= sizeof small) return give_up(t, "a long number");
-  memcpy(small, s, len);
-  small[len] = '\0';
-  double v = strtod(small, NULL);
+  double v; /* made even when not wanted: one beyond a double is refused */
+  if (!fast_decimal(s, p, &v)) {
+    char small[64];
+    if (len >= sizeof small) return give_up(t, "a long number");
+    memcpy(small, s, len);
+    small[len] = '\0';
+    v = strtod(small, NULL);
+  }
   if (isinf(v)) return give_up(t, "a number beyond a double");
   if (want) {
     t->tag[field] = T_FLOAT;
@@ -1047,11 +1122,13 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
     size_t klen;
     int escaped, field = -1;
     if (nkeys == TALLY_KEYS) return give_up(t, "an object with many keys");
+    int colon = 0; /* the ':' read with the key */
     if (as_before && nkeys < t->shape_n && (size_t)(end - p) >= t->shape[nkeys].len &&
         same_bytes(p, t->shape[nkeys].text, t->shape[nkeys].len)) {
       k = p + 1;
-      klen = t->shape[nkeys].len - 2;
+      klen = t->shape[nkeys].klen;
       field = t->shape[nkeys].field;
+      colon = t->shape[nkeys].colon;
       p += t->shape[nkeys].len;
     } else {
       const unsigned char *open = p;
@@ -1068,10 +1145,13 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
             break;
           }
         /* remember it in its place, if this row's keys so far are the last one's */
-        if (as_before && (size_t)(p - open) <= sizeof t->shape[0].text) {
-          memcpy(t->shape[nkeys].text, open, (size_t)(p - open));
-          t->shape[nkeys].len = (size_t)(p - open);
+        size_t text_len = (size_t)(p - open) + (p < end && *p == ':');
+        if (as_before && text_len <= sizeof t->shape[0].text) {
+          memcpy(t->shape[nkeys].text, open, text_len);
+          t->shape[nkeys].len = text_len;
+          t->shape[nkeys].klen = klen;
           t->shape[nkeys].field = field;
+          t->shape[nkeys].colon = text_len > (size_t)(p - open);
           t->shape_n = nkeys + 1;
         } else {
           if (as_before) t->shape_n = nkeys;
@@ -1081,9 +1161,12 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
     }
     keys[nkeys].s = (const char *)k;
     keys[nkeys++].len = klen;
+    if (!colon) {
+      p = skip_ws_in(t, p, end);
+      if (p >= end || *p != ':') return give_up(t, "expected ':'");
+      p++;
+    }
     p = skip_ws_in(t, p, end);
-    if (p >= end || *p != ':') return give_up(t, "expected ':'");
-    p = skip_ws_in(t, p + 1, end);
     if (field < 0) {
       if (!(p = skip_any(t, p, end, depth))) return NULL;
     } else if (p < end && *p == '"') {
@@ -1094,6 +1177,7 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
       t->tag[field] = T_STRING;
       t->val[field] = s;
       t->val_len[field] = slen;
+      t->str_bytes += slen;
     } else if (p < end && (*p == '-' || (*p >= '0' && *p <= '9'))) {
       if (!(p = scan_number(t, p, end, 1, field))) return NULL;
     } else if (p < end && *p == 't') {
@@ -1159,9 +1243,31 @@ static uint64_t key_hash(const unsigned char *p, size_t n) {
     h ^= h >> 32;
   }
   uint64_t w = 0;
-  memcpy(&w, p, n);
+  for (unsigned i = 0; i < n; i++) w |= (uint64_t)p[i] << (8 * i);
   h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
   return h ^ (h >> 29);
+}
+
+/* memcpy for the short values a key holds: a call costs more than they do.
+ * Reads and writes only the n bytes (overlapping words). */
+static inline void copy_short(unsigned char *d, const unsigned char *s, size_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; i++) d[i] = s[i];
+  } else {
+    memcpy(d, s, n);
+  }
 }
 
 /* Room for n more bytes at *buf (capacity *cap, length len); 0 or -1. */
@@ -1194,17 +1300,18 @@ static void push_token(lua_State *L, const Tally *t, int i) {
  * combos, its row table marked with the object metatable at index
  * object_mt.  0, or -1 (out of memory, too many combinations). */
 static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
-  size_t len = 0;
+  size_t len = 0, need = (size_t)t->nfields * (1 + 8 + sizeof(size_t)) + t->str_bytes;
+  if (reserve_bytes(&t->key, &t->key_cap, 0, need)) return GIVE_UP(t, "out of memory");
+  unsigned char *key = t->key;
   for (int i = 0; i < t->nfields; i++) {
-    size_t need = 1 + (t->tag[i] == T_STRING ? sizeof(size_t) + t->val_len[i] : 8);
-    if (reserve_bytes(&t->key, &t->key_cap, len, need)) return GIVE_UP(t, "out of memory");
-    t->key[len++] = t->tag[i];
-    if (t->tag[i] == T_INT) { memcpy(t->key + len, &t->ival[i], 8); len += 8; }
-    else if (t->tag[i] == T_FLOAT) { memcpy(t->key + len, &t->fval[i], 8); len += 8; }
-    else if (t->tag[i] == T_STRING) {
-      memcpy(t->key + len, &t->val_len[i], sizeof(size_t));
+    unsigned tag = t->tag[i];
+    key[len++] = (unsigned char)tag;
+    if (tag == T_INT) { memcpy(key + len, &t->ival[i], 8); len += 8; }
+    else if (tag == T_FLOAT) { memcpy(key + len, &t->fval[i], 8); len += 8; }
+    else if (tag == T_STRING) {
+      memcpy(key + len, &t->val_len[i], sizeof(size_t));
       len += sizeof(size_t);
-      memcpy(t->key + len, t->val[i], t->val_len[i]);
+      copy_short(key + len, t->val[i], t->val_len[i]);
       len += t->val_len[i];
     }
   }
@@ -1262,12 +1369,105 @@ static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
 
 /* One row at p: an object whose named fields are kept and counted; returns
  * the position after it or NULL. */
+/* The closing quote of a string whose body starts at p and holds only
+ * printable ASCII other than the backslash; NULL for any other string
+ * (scan_string decides it). */
+static inline const unsigned char *plain_string_end(const unsigned char *p, const unsigned char *end) {
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  for (; end - p >= 8; p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    w = le64toh(w); /* the first byte lowest; a borrow only runs upwards */
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    uint64_t stop = (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high;
+    if (stop) {
+      p += __builtin_ctzll(stop) / 8;
+      return *p == '"' ? p : NULL;
+    }
+  }
+  for (; p < end; p++)
+    if (string_stop[*p]) return *p == '"' ? p : NULL;
+  return NULL;
+}
+
+/*
+ * A row written as the last row was: the same keys in the same order, each
+ * followed at once by its ':', no white space, and values that are plain
+ * (strings of printable ASCII without escapes, numbers, literals, and
+ * containers outside the named fields, checked by skip_any).  Its keys are
+ * then read by comparing bytes and its values checked as scan_object
+ * checks them.  NULL for any other row: scan_object reads it from the
+ * start, and decides.
+ */
+static const unsigned char *scan_row_fast(Tally *t, const unsigned char *p, const unsigned char *end) {
+  p++;
+  for (int k = 0; k < t->shape_n; k++) {
+    const struct Shape *s = &t->shape[k];
+    /* a value and its ',' or '}' take at least two bytes */
+    if (!s->colon || (size_t)(end - p) < s->len + 2 || !same_bytes(p, s->text, s->len)) return NULL;
+    p += s->len;
+    int field = s->field;
+    unsigned c = *p;
+    if (c == '"') {
+      const unsigned char *close = plain_string_end(p + 1, end);
+      if (!close) return NULL;
+      if (field >= 0) {
+        t->tag[field] = T_STRING;
+        t->val[field] = p + 1;
+        t->val_len[field] = (size_t)(close - p - 1);
+        t->str_bytes += (size_t)(close - p - 1);
+      }
+      p = close + 1;
+    } else if ((c == 't' || c == 'f' || c == 'n') && end - p >= 6 - (c != 'f')) { /* the word and one byte */
+      uint32_t w; /* the four bytes at p; "false" is "fals" and 'e' */
+      memcpy(&w, p, 4);
+      unsigned char tag;
+      if (!memcmp(&w, "true", 4)) tag = T_TRUE, p += 4;
+      else if (!memcmp(&w, "null", 4)) tag = T_NULL, p += 4;
+      else if (!memcmp(&w, "fals", 4) && p[4] == 'e') tag = T_FALSE, p += 5;
+      else return NULL;
+      if (field >= 0) t->tag[field] = tag;
+    } else if (c >= '1' && c <= '9') { /* a plain integer, else scan_number reads it */
+      const unsigned char *d = p + 1;
+      while (d < end && *d >= '0' && *d <= '9') d++;
+      if (d - p > 18 || (d < end && (*d == '.' || *d == 'e' || *d == 'E'))) {
+        if (!(p = scan_number(t, p, end, field >= 0, field >= 0 ? field : 0))) return NULL;
+      } else {
+        if (field >= 0) {
+          lua_Integer v = 0;
+          for (const unsigned char *x = p; x < d; x++) v = v * 10 + (*x - '0');
+          t->tag[field] = T_INT;
+          t->ival[field] = v;
+        }
+        p = d;
+      }
+    } else if (c == '-' || c == '0') {
+      if (!(p = scan_number(t, p, end, field >= 0, field >= 0 ? field : 0))) return NULL;
+    } else if (field < 0 && (c == '{' || c == '[')) {
+      if (!(p = skip_any(t, p, end, 1))) return NULL;
+    } else {
+      return NULL;
+    }
+    if (p >= end) return NULL;
+    if (*p != (k + 1 < t->shape_n ? ',' : '}')) return NULL;
+    p++;
+  }
+  return t->shape_n ? p : NULL;
+}
+
 static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned char *p, const unsigned char *end,
                                       int combos, int object_mt) {
   t->rows++;
   if (p >= end || *p != '{') return give_up(t, "a row that is not an object");
   for (int i = 0; i < t->nfields; i++) t->tag[i] = T_ABSENT;
-  if (!(p = scan_object(t, p, end, 1))) return NULL;
+  t->str_bytes = 0;
+  const unsigned char *q = scan_row_fast(t, p, end);
+  if (!q) { /* read it again, the general way */
+    for (int i = 0; i < t->nfields; i++) t->tag[i] = T_ABSENT;
+    t->str_bytes = 0;
+    q = scan_object(t, p, end, 1);
+  }
+  if (!(p = q)) return NULL;
   if (tally_count(L, t, combos, object_mt)) return NULL;
   return p;
 }
@@ -1343,7 +1543,8 @@ static void hash_job_wait(HashJob *j) {
  * tally_lines(path, {fields = {...}, sha256, nofollow, max_line}) ->
  * {rows, combos} | nil, message, code [, detail]: the non-blank lines of a
  * JSON Lines file as tally rows (a line of spaces and tabs is blank).
- * Each 4 MiB read is hashed on a second thread while it is scanned; with
+ * The file is read in 2 MiB chunks and hashed ahead of the scan on a
+ * second thread (csrc/chunks.c; in this thread when under 1 MiB); with
  * sha256, bytes that do not hash to it fail the tally as sha256-mismatch
  * (detail: the digest read).  A file refused as vkit.fs.read refuses it
  * fails with its code; a line over max_line, like any input the scanner
@@ -1366,21 +1567,20 @@ static int json_tally_lines(lua_State *L) {
   int fd = vkit_open_regular(L, path, nofollow, &st);
   if (fd < 0) return 3;
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  HashJob job = {0};
-  if (pin) job.ctx = vkit_sha256_new();
-  unsigned char *chunk = malloc(TALLY_CHUNK);
+  VkitSha256 *sha = pin ? vkit_sha256_new() : NULL;
+  /* read and hashed ahead on a second thread, unless it is small */
+  VkitChunks *chunks = pin && !sha ? NULL : vkit_chunks_start(fd, TALLY_CHUNK, st.st_size >= TALLY_AHEAD, sha);
   unsigned char *carry = NULL; /* a line begun in the previous chunk */
   size_t carry_len = 0, carry_cap = 0;
   int status = 0, err = 0;
-  if ((pin && !job.ctx) || !chunk) { status = -1; t->why = "out of memory"; }
+  if (!chunks) { status = -1; t->why = "out of memory"; }
   while (status == 0) {
-    ssize_t n = read(fd, chunk, TALLY_CHUNK);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { err = errno; status = -2; break; }
-    if (n == 0) break;
-    if (job.ctx && (size_t)n >= TALLY_CHUNK / 16) hash_job_start(&job, chunk, (size_t)n);
-    else if (job.ctx) vkit_sha256_update(job.ctx, chunk, (size_t)n); /* a thread costs more than a small read */
-    const unsigned char *p = chunk, *end = chunk + n;
+    const unsigned char *data;
+    size_t n;
+    int got = vkit_chunks_next(chunks, &data, &n, &err);
+    if (got < 0) { status = -2; break; }
+    if (got == 0) break;
+    const unsigned char *p = data, *end = data + n;
     while (status == 0 && p < end) {
       const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
       const unsigned char *stop = nl ? nl : end;
@@ -1406,8 +1606,9 @@ static int json_tally_lines(lua_State *L) {
       }
       carry_len = 0;
     }
-    if (job.ctx) hash_job_wait(&job);
   }
+  int complete = chunks && vkit_chunks_finish(chunks);
+  if (status == 0 && !complete) { status = -2; err = EIO; } /* cannot be: the end was reached */
   if (status == 0 && carry_len) { /* the last line, without a newline */
     const unsigned char *q = carry, *line_end = carry + carry_len;
     t->line++;
@@ -1418,10 +1619,9 @@ static int json_tally_lines(lua_State *L) {
     }
   }
   close(fd);
-  free(chunk);
   free(carry);
   char hex[65] = "";
-  if (job.ctx) final_hex(job.ctx, hex);
+  if (sha) final_hex(sha, hex);
   if (status == -2) {
     tally_free(t);
     return vkit_fail_errno(L, err, path);
@@ -2055,7 +2255,7 @@ static int json_digest(lua_State *L) {
   Out *o = encode_to_out(L, &st);
   unsigned char md[32];
   char hex[65];
-  EVP_Digest(o->data ? o->data : "", o->len, md, NULL, EVP_sha256(), NULL);
+  if (vkit_sha256(o->data ? o->data : "", o->len, md) != 0) return luaL_error(L, "not enough memory for SHA-256");
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;

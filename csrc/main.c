@@ -17,13 +17,14 @@
 #include <endian.h>
 #include <limits.h>
 #include <lualib.h>
-#include <openssl/crypto.h>
+#include <openssl/opensslv.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "lua-cjson.h"
+#include "lua_alloc.h"
 #include "luabc.h"
 
 #define VKIT_MODULE(name) int luaopen_vkit_##name(lua_State *L);
@@ -161,7 +162,7 @@ static void push_boot(lua_State *L, const char *exe, const char *root, const cha
   lua_setfield(L, -2, "version");
   lua_pushstring(L, LUA_RELEASE);
   lua_setfield(L, -2, "lua");
-  lua_pushstring(L, OpenSSL_version(OPENSSL_VERSION));
+  lua_pushstring(L, OPENSSL_VERSION_TEXT); /* linked statically: the headers' release */
   lua_setfield(L, -2, "openssl");
 }
 
@@ -196,7 +197,8 @@ static int msghandler(lua_State *L) {
  * messages and tracebacks read the same.  Anything else (an edited or
  * unknown file, a table from another Lua release) is left to Lua's
  * searcher, which compiles the file: the source on disk is what runs.
- * Upvalues: the package table and the library root.
+ * Upvalues: the package table, the library root and the package.path
+ * main() set.
  */
 /* FNV-1a 64 over little-endian 8-byte words, then the last bytes one by
  * one: the hash mk/vacperf_luabc.lua computes. */
@@ -220,60 +222,109 @@ static int luabc_compare(const void *path, const void *entry) {
  * function's source name follows, "=" as the table was compiled. */
 #define DUMP_NAME_AT 32
 
-/* Does the file hold exactly the source e was compiled from? */
-static int luabc_current(const char *file, const VkitLuabc *e) {
-  FILE *f = fopen(file, "rb");
-  if (!f) return 0;
+/* Does the open file f hold exactly the source e was compiled from? */
+static int luabc_current(FILE *f, const VkitLuabc *e) {
   unsigned char *src = malloc(e->source_len + 1);
   size_t n = src ? fread(src, 1, e->source_len + 1, f) : 0;
-  fclose(f);
   int same = src && n == e->source_len && luabc_hash(src, n) == e->source_hash;
   free(src);
   return same;
 }
 
-static int search_precompiled(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
-  lua_getfield(L, lua_upvalueindex(1), "searchpath");
-  lua_pushstring(L, name);
-  lua_getfield(L, lua_upvalueindex(1), "path");
-  if (!lua_isstring(L, -1)) return 0; /* Lua's searcher names that */
-  lua_call(L, 2, 1);
-  const char *file = lua_tostring(L, -1);
-  size_t root_len;
-  const char *root = lua_tolstring(L, lua_upvalueindex(2), &root_len);
-  if (!file || strncmp(file, root, root_len) != 0 || file[root_len] != '/') return 0;
+/* The table entry of file, a path under root, when it is well formed. */
+static const VkitLuabc *luabc_entry(const char *file, const char *root, size_t root_len) {
+  if (strncmp(file, root, root_len) != 0 || file[root_len] != '/') return NULL;
   const VkitLuabc *e =
       bsearch(file + root_len + 1, vkit_luabc, vkit_luabc_count, sizeof *vkit_luabc, luabc_compare);
   if (!e || e->bytecode_len <= DUMP_NAME_AT + 2 || e->bytecode[DUMP_NAME_AT] != 0x82 ||
-      e->bytecode[DUMP_NAME_AT + 1] != '=' || !luabc_current(file, e))
-    return 0;
-  /* The chunk renamed "@<file>": the name's size is written as a dump
-   * writes sizes (7-bit groups, most significant first, 0x80 on the last). */
+      e->bytecode[DUMP_NAME_AT + 1] != '=')
+    return NULL;
+  return e;
+}
+
+/* lua_load's reader over an entry's bytecode with its source name
+ * replaced, in place, without copying the chunk: the header, the new
+ * name's size (written as a dump writes sizes: 7-bit groups, most
+ * significant first, 0x80 on the last), the name, the rest. */
+typedef struct {
+  const VkitLuabc *e;
+  const char *name;
+  unsigned char size[16];
+  size_t size_len;
+  int piece;
+} LuabcReader;
+
+static const char *luabc_read(lua_State *L, void *data, size_t *len) {
+  (void)L;
+  LuabcReader *r = data;
+  switch (r->piece++) {
+    case 0: *len = DUMP_NAME_AT; return (const char *)r->e->bytecode;
+    case 1: *len = r->size_len; return (const char *)r->size + sizeof r->size - r->size_len;
+    case 2: *len = strlen(r->name); return r->name;
+    case 3: *len = r->e->bytecode_len - DUMP_NAME_AT - 2; return (const char *)r->e->bytecode + DUMP_NAME_AT + 2;
+    default: *len = 0; return NULL;
+  }
+}
+
+/* Loads e's chunk as "@<file>" and pushes the loader and file (as Lua's
+ * searcher returns them); 0 when it does not load. */
+static int luabc_load(lua_State *L, const VkitLuabc *e, const char *file) {
   const char *chunkname = lua_pushfstring(L, "@%s", file);
-  size_t size = strlen(chunkname) + 1, k = 0;
-  unsigned char varint[16];
+  LuabcReader r = {e, chunkname, {0}, 0, 0};
+  size_t size = strlen(chunkname) + 1;
   do {
-    varint[sizeof varint - ++k] = size & 0x7f;
+    r.size[sizeof r.size - ++r.size_len] = size & 0x7f;
     size >>= 7;
   } while (size);
-  varint[sizeof varint - 1] |= 0x80;
-  luaL_Buffer b;
-  luaL_buffinit(L, &b);
-  luaL_addlstring(&b, (const char *)e->bytecode, DUMP_NAME_AT);
-  luaL_addlstring(&b, (const char *)varint + sizeof varint - k, k);
-  luaL_addstring(&b, chunkname);
-  luaL_addlstring(&b, (const char *)e->bytecode + DUMP_NAME_AT + 2, e->bytecode_len - DUMP_NAME_AT - 2);
-  luaL_pushresult(&b);
-  size_t len;
-  const char *chunk = lua_tolstring(L, -1, &len);
-  if (luaL_loadbufferx(L, chunk, len, chunkname, "b") != LUA_OK) return 0;
+  r.size[sizeof r.size - 1] |= 0x80;
+  if (lua_load(L, luabc_read, &r, chunkname, "b") != LUA_OK) return 0;
   lua_pushstring(L, file); /* the second argument of the loader, as Lua's searcher gives it */
   return 2;
 }
 
-/* Puts search_precompiled second in package.searchers, after the preloads. */
-static void add_precompiled_searcher(lua_State *L, const char *root) {
+/* Opens candidate (root/lua/<name>.lua or .../init.lua) as
+ * package.searchpath tests it.  1: it opened and was loaded; -1: it opened
+ * but is not current (the source must run); 0: it does not open. */
+static int luabc_try(lua_State *L, const char *file, const char *root, size_t root_len) {
+  FILE *f = fopen(file, "r");
+  if (!f) return 0;
+  const VkitLuabc *e = luabc_entry(file, root, root_len);
+  int ok = e && luabc_current(f, e);
+  fclose(f);
+  return ok && luabc_load(L, e, file) ? 1 : -1;
+}
+
+static int search_precompiled(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  size_t root_len;
+  const char *root = lua_tolstring(L, lua_upvalueindex(2), &root_len);
+  lua_getfield(L, lua_upvalueindex(1), "path");
+  if (!lua_isstring(L, -1)) return 0; /* Lua's searcher names that */
+  if (lua_rawequal(L, -1, lua_upvalueindex(3))) {
+    /* package.path is still main()'s: its first two templates are
+     * root/lua/?.lua and root/lua/?/init.lua, and searchpath would return
+     * the first of them that opens; so test them here, each opened once. */
+    const char *dirs = luaL_gsub(L, name, ".", "/");
+    const char *candidates[2] = {lua_pushfstring(L, "%s/lua/%s.lua", root, dirs),
+                                 lua_pushfstring(L, "%s/lua/%s/init.lua", root, dirs)};
+    for (int i = 0; i < 2; i++) {
+      int found = luabc_try(L, candidates[i], root, root_len);
+      if (found) return found > 0 ? 2 : 0;
+    }
+    return 0; /* neither opens: Lua's searcher goes on through the other templates */
+  }
+  lua_getfield(L, lua_upvalueindex(1), "searchpath");
+  lua_pushstring(L, name);
+  lua_pushvalue(L, -3);
+  lua_call(L, 2, 1);
+  const char *file = lua_tostring(L, -1);
+  if (!file) return 0;
+  return luabc_try(L, file, root, root_len) > 0 ? 2 : 0;
+}
+
+/* Puts search_precompiled second in package.searchers, after the preloads;
+ * path is the package.path main() set. */
+static void add_precompiled_searcher(lua_State *L, const char *root, const char *path) {
   if (!&vkit_luabc_count || !vkit_luabc_count || !&vkit_luabc_release ||
       strcmp(vkit_luabc_release, LUA_RELEASE) != 0)
     return;
@@ -285,7 +336,8 @@ static void add_precompiled_searcher(lua_State *L, const char *root) {
   }
   lua_pushvalue(L, -2);
   lua_pushstring(L, root);
-  lua_pushcclosure(L, search_precompiled, 2);
+  lua_pushstring(L, path);
+  lua_pushcclosure(L, search_precompiled, 3);
   lua_rawseti(L, -2, 2);
   lua_pop(L, 2);
 }
@@ -308,21 +360,18 @@ static int run_cli(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
-  /* vkit reaches its digests as EVP_sha256() and never by name, so OpenSSL
-   * need not fill its legacy tables of every cipher and digest name on
-   * first use (about a third of its start-up).  Nor does it read the
-   * system's openssl.cnf (another 13% of a cold `vkit vac verify`): a
-   * digest vkit reports must not depend on which providers or engines a
-   * machine's configuration loads; SHA-256 comes from the built-in default
-   * provider everywhere. */
-  OPENSSL_init_crypto(OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS | OPENSSL_INIT_NO_LOAD_CONFIG,
-                      NULL);
+  /* No OPENSSL_init_crypto: vkit hashes through libcrypto's SHA256_*
+   * functions (csrc/util.c), which need no library context, no provider
+   * and no configuration, so neither openssl.cnf nor OpenSSL's algorithm
+   * tables are ever read: a digest vkit reports cannot depend on what a
+   * machine's configuration loads.  (libcrypto's CPU capability probe runs
+   * from its own .init code at exec.) */
   char exe[PATH_MAX], root[PATH_MAX], lib[PATH_MAX];
   if (!find_root(argv[0], exe, root, lib)) {
     fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
     return 3;
   }
-  lua_State *L = luaL_newstate();
+  lua_State *L = vkit_lua_newstate();
   if (!L) {
     fprintf(stderr, "vkit: cannot create a Lua state\n");
     return 3;
@@ -344,9 +393,10 @@ int main(int argc, char **argv) {
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
   lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
-  lua_setfield(L, -3, "path");
-  lua_pop(L, 2);
-  add_precompiled_searcher(L, root);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -4, "path");
+  add_precompiled_searcher(L, root, lua_tostring(L, -1));
+  lua_pop(L, 3);
 
   lua_pushcfunction(L, msghandler);
   lua_pushcfunction(L, run_cli);

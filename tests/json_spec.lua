@@ -83,6 +83,35 @@ describe("vkit.json.decode", function()
     fails_with("number-out-of-range", "[-1e999]")
   end)
 
+  -- The decoder computes short decimals itself (Clinger's fast path) and
+  -- leaves the rest to strtod; tonumber is strtod throughout.
+  it("reads every decimal as the nearest double, as strtod does", function()
+    local function same(s)
+      local v, w = json.decode(s), tonumber(s)
+      assert.is_true(v == w and math.type(v) == "float" and 1 / v == 1 / w, s)
+      -- inside a document, the same
+      local r = assert(json.decode(('{"x":%s}'):format(s)))
+      assert.is_true(r.x == w, s)
+    end
+    for _, s in ipairs { "0.0", "-0.0", "1.0", "0.875", "0.1", "1e22", "1e23", "1e-22", "1e-23", "9007199254740992.0",
+      "9007199254740993.0", "9007199254740993e1", "1234567890123456789.5", "12345678901234567890.5",
+      "0.000000000000000000000000001", "2.2250738585072014e-308", "4.9e-324", "1.7976931348623157e308",
+      "100000000000000000000000.0e-1", "-2.5E+10", "5e-0", "5e+0" } do
+      same(s)
+    end
+    math.randomseed(20261201)
+    for _ = 1, 20000 do
+      local ds = {}
+      for i = 1, math.random(1, 21) do ds[i] = math.random(0, 9) end
+      ds = table.concat(ds)
+      local dot = math.random(1, #ds)
+      local s = (ds:sub(1, dot):gsub("^0+(%d)", "%1")) .. "." .. (ds:sub(dot + 1) .. "0"):sub(1, math.max(1, #ds - dot))
+      if math.random() < 0.4 then s = s .. "e" .. math.random(-40, 40) end
+      if math.random() < 0.5 then s = "-" .. s end
+      same(s)
+    end
+  end)
+
   it("limits nesting depth", function()
     fails_with("too-deep", ("["):rep(300) .. ("]"):rep(300))
     assert.is_not_nil(json.decode(("["):rep(256) .. ("]"):rep(256)))

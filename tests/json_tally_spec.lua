@@ -48,6 +48,18 @@ local function key_of(c, fields)
   return table.concat(parts, "\0")
 end
 
+-- The tally r of lines is the decoder's, row for row.
+local function agrees(r, lines, why)
+  local rows, order = reference(lines, FIELDS)
+  assert.equal(rows, r.rows, why)
+  assert.equal(#order, #r.combos, why)
+  for i, c in ipairs(r.combos) do
+    assert.equal(order[i].key, key_of(c, FIELDS), why)
+    assert.equal(order[i].n, c.n, why)
+    assert.equal(order[i].first, c.first, why)
+  end
+end
+
 describe("vkit.json.tally_lines", function()
   local dir, cleanup
   before_each(function() dir, cleanup = t.tempdir() end)
@@ -77,6 +89,21 @@ describe("vkit.json.tally_lines", function()
     assert.is_nil(c3.row.member) -- absent stays absent
     assert.equal("object", json.kind(c3.row))
     assert.is_nil(c4)
+  end)
+
+  it("reads a named field's decimal as the decoder does (the nearest double)", function()
+    local p = dir .. "/rows.jsonl"
+    local values = { "0.1", "-0.0", "1e23", "9007199254740993.0", "0.000000000000000000000000001", "2.5e-3", "7" }
+    local lines = {}
+    for i, v in ipairs(values) do lines[i] = ('{"suite":%s}'):format(v) end
+    t.write(p, table.concat(lines, "\n") .. "\n")
+    local r = assert(tally(p))
+    assert.equal(#values, #r.combos)
+    for i, v in ipairs(values) do
+      local want = json.decode(v)
+      local got = r.combos[i].row.suite
+      assert.is_true(got == want and math.type(got) == math.type(want) and 1 / got == 1 / want, v)
+    end
   end)
 
   it("checks the bytes against a pin, hashed while they are scanned", function()
@@ -135,22 +162,85 @@ describe("vkit.json.tally_lines", function()
     end
   end)
 
-  it("reads a row split across its 4 MiB reads, and refuses a bad one there", function()
+  -- The file is read in 2 MiB chunks, ahead of the scan on a second thread
+  -- from 1 MiB (csrc/chunks.c).
+  local CHUNK = 2 << 20
+
+  it("reads rows split across its 2 MiB reads, and refuses a bad one there", function()
     local p = dir .. "/rows.jsonl"
     local row = '{"suite":"s","member":"m","ok":true,"pad":"' .. ("x"):rep(200) .. '"}\n'
-    local n = (4 << 20) // #row + 2 -- the boundary falls inside a row
+    local n = (3 * CHUNK) // #row + 2 -- three boundaries, each inside a row
     t.write(p, row:rep(n))
     local r = assert(tally(p))
     assert.equal(n, r.rows)
     assert.equal(n, r.combos[1].n)
-    local straddling = ((4 << 20) // #row) + 1
-    local lines = {}
-    for i = 1, n do lines[i] = i == straddling and row:gsub('"ok":true', '"ok":True') or row end
-    t.write(p, table.concat(lines))
-    local v, _, code, at = tally(p)
+    for _, boundary in ipairs { CHUNK, 2 * CHUNK, 3 * CHUNK } do
+      local straddling = boundary // #row + 1
+      for _, bad in ipairs { { '"ok":true', '"ok":True' }, { '"pad":"x', '"pad":"\1' }, { '"suite":"s"', '"suite":"s\\q"' } } do
+        local lines = {}
+        for i = 1, n do lines[i] = i == straddling and row:gsub(bad[1], bad[2], 1) or row end
+        t.write(p, table.concat(lines))
+        local v, _, code, at = tally(p)
+        assert.is_nil(v, bad[2])
+        assert.equal("not-exact", code)
+        assert.equal(straddling, at, bad[2])
+      end
+    end
+  end)
+
+  it("checks a pin over a file read ahead on the second thread, to its last byte", function()
+    local p = dir .. "/rows.jsonl"
+    local text = ('{"suite":"s","member":"m","ok":true}\n'):rep((3 * CHUNK) // 37 + 5)
+    t.write(p, text)
+    assert.equal(#text // 37, tally(p, { sha256 = hash.sha256(text) }).rows)
+    t.write(p, text:sub(1, -2) .. " ") -- the last byte differs: a blank where the newline was
+    local v, _, code, actual = tally(p, { sha256 = hash.sha256(text) })
     assert.is_nil(v)
-    assert.equal("not-exact", code)
-    assert.equal(straddling, at)
+    assert.equal("sha256-mismatch", code)
+    assert.equal(hash.sha256(text:sub(1, -2) .. " "), actual)
+  end)
+
+  -- Rows that repeat the last row's keys, in order and without white space,
+  -- are read by comparing their keys' bytes (scan_row_fast): whatever one
+  -- byte does to such a row, the tally agrees with the decoder or leaves
+  -- the row to it, and never accepts one it refuses.
+  it("agrees with the decoder on rows of one shape, mutated byte by byte", function()
+    math.randomseed(20261202)
+    local named = { '"a"', '"b"', '1', '1.0', '-0', '2e3', 'true', 'false', 'null', '"é"', '"a"', 'true', '7' }
+    local other = { '"x"', '[1,{"y":null}]', '{}', '-1.5e-3', '"\\u0041"', 'true', '0' }
+    local function row()
+      return ('{"suite":%s,"member":%s,"ok":%s,"x":%s}'):format(named[math.random(#named)],
+        named[math.random(#named)], named[math.random(#named)], other[math.random(#other)])
+    end
+    local agreed, refused = 0, 0
+    for _ = 1, 300 do
+      local lines = {}
+      for i = 1, math.random(2, 40) do lines[i] = row() end
+      local at = math.random(#lines)
+      if math.random() < 0.5 then -- one byte changed, dropped or added
+        local l = lines[at]
+        local k = math.random(#l)
+        local op = math.random(3)
+        lines[at] = l:sub(1, k - 1) .. (op == 2 and "" or string.char(math.random(0, 255))) .. l:sub(op == 3 and k or k + 1)
+      end
+      local p = dir .. "/shape.jsonl"
+      t.write(p, table.concat(lines, "\n") .. "\n")
+      local first_bad
+      for i, l in ipairs(lines) do
+        if not first_bad and l:find "[^ \t]" and (l:find "[\r\n]" or json.decode(l) == nil) then first_bad = i end
+      end
+      local r, message, code, row_at = tally(p)
+      if first_bad then
+        assert.is_nil(r, lines[first_bad])
+        assert.equal("not-exact", code)
+        assert.is_true(row_at <= first_bad, message) -- at the bad row, or at a row left to the decoder before it
+        refused = refused + 1
+      elseif r then
+        agrees(r, lines, lines[at])
+        agreed = agreed + 1
+      end
+    end
+    assert.is_true(agreed > 30 and refused > 100, ("agreed %d, refused %d"):format(agreed, refused))
   end)
 
   it("leaves a line longer than max_line to the decoder (a 64 MiB line)", function()
@@ -204,14 +294,7 @@ describe("vkit.json.tally_lines", function()
         assert.equal("not-exact", code)
         refused = refused + 1
       elseif r then
-        local rows, order = reference(lines, FIELDS)
-        assert.equal(rows, r.rows)
-        assert.equal(#order, #r.combos)
-        for i, c in ipairs(r.combos) do
-          assert.equal(order[i].key, key_of(c, FIELDS))
-          assert.equal(order[i].n, c.n)
-          assert.equal(order[i].first, c.first)
-        end
+        agrees(r, lines)
         agreed = agreed + 1
       else
         undecided = undecided + 1

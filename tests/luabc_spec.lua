@@ -17,6 +17,28 @@ describe("precompiled Lua modules", function()
     assert.matches("^" .. file:gsub("%p", "%%%0") .. ":%d+: ", message)
   end)
 
+  it("find a package's init.lua, as package.searchpath does", function()
+    local loader, file = package.searchers[2]("vkit.vac")
+    assert.is_function(loader)
+    assert.equal(vkit.root .. "/lua/vkit/vac/init.lua", file)
+  end)
+
+  it("give way to a file that package.path finds first", function()
+    local dir, cleanup = t.tempdir()
+    assert(vkit.fs.mkdirs(dir .. "/vkit/vac"))
+    t.write(dir .. "/vkit/vac/number.lua", "return { shadow = true }\n")
+    t.write(dir .. "/s.lua", ([[
+      package.path = %q .. "/?.lua;" .. package.path
+      package.loaded["vkit.vac.number"] = nil
+      print(package.searchers[2]("vkit.vac.number") == nil, require("vkit.vac.number").shadow)
+      package.path = package.path:gsub("^[^;]*;", "")
+      print(select(2, package.searchers[2]("vkit.vac.number")))
+    ]]):format(dir))
+    local out = io.popen(("%s script %s"):format(t.quote(vkit.exe), t.quote(dir .. "/s.lua"))):read "a"
+    cleanup()
+    assert.equal(("true\ttrue\n%s/lua/vkit/vac/number.lua\n"):format(vkit.root), out)
+  end)
+
   it("give way to the source once a module's file is edited", function()
     local dir, cleanup = t.tempdir()
     local lib = require("vkit.boot").lib:sub(#vkit.root + 2) -- the shared modules, e.g. build/lib

@@ -55,6 +55,17 @@ local FLEET_TAMPERS = {
   { "an escaped key", function(l) return (l:gsub('"suite":', '"su\\u0069te":')) end },
   { "a CRLF line end", function(l) return l .. "\r" end },
   { "a list as a member", function(l) return (l:gsub('"member":"[^"]*"', '"member":["m"]')) end },
+  -- a row like its neighbours but for one thing (rows that repeat the last
+  -- row's keys are read by comparing bytes: each of these leaves that path)
+  { "a key one byte off", function(l) return (l:gsub('"member":', '"membes":')) end },
+  { "white space after a key", function(l) return (l:gsub('"member":', '"member" :')) end },
+  { "a literal cut short", function(l) return (l:gsub('"clean_passed":(%a+)', '"clean_passed":tru')) end },
+  { "a leading zero", function(l) return (l:gsub('"i":(%d+)', '"i":0%1')) end },
+  { "an integer past 64 bits", function(l) return (l:gsub('"i":(%d+)', '"i":99999999999999999999%1')) end },
+  { "a control character in a value", function(l) return (l:gsub('"suite":"suite', '"suite":"\1suite')) end },
+  { "an extra key", function(l) return (l:gsub("}$", ',"extra":{"k":[1,2]}}')) end },
+  { "a missing key", function(l) return (l:gsub('"i":%d+,', '')) end },
+  { "a row cut short", function(l) return l:sub(1, -3) end },
 }
 
 -- {name, does it apply to this case, the case edited}
@@ -70,6 +81,9 @@ local CRASH_TAMPERS = {
   { "a case turned failure", function(c) return c:find '"passed":true' and c:find '"truncated":false' end,
     function(c) return (c:gsub('"passed":true', '"passed":false', 1):gsub('"flagged":false', '"flagged":true', 1)) end },
   { "a duplicate key", has "", sub('^{"flagged"', '{"passed":true,"flagged"') },
+  { "a key one byte off", has '"kind":', sub('"kind":', '"kinf":') },
+  { "white space after a key", has "", sub('"passed":', '"passed" :') },
+  { "a literal cut short", has '"truncated":false', sub('"truncated":false', '"truncated":fals') },
 }
 
 describe("vac tallies against the plain decoder", function()
@@ -92,8 +106,10 @@ describe("vac tallies against the plain decoder", function()
         bundles.rehash(root)
         fast, plain = both(root)
         assert.same(plain, fast, ("%s at line %d"):format(tamper[1], at))
-        assert.is_true(#fast > 0 or not changed or tamper[1] == "a blank line" or tamper[1] == "a CRLF line end"
-          or tamper[1] == "an escaped key", ("%s at line %d passed"):format(tamper[1], at))
+        local harmless = { ["a blank line"] = true, ["a CRLF line end"] = true, ["an escaped key"] = true,
+          ["white space after a key"] = true, ["an integer past 64 bits"] = true, ["an extra key"] = true,
+          ["a missing key"] = true }
+        assert.is_true(#fast > 0 or not changed or harmless[tamper[1]] == true, ("%s at line %d passed"):format(tamper[1], at))
         fs.remove_tree(root)
       end
     end
@@ -127,7 +143,8 @@ describe("vac tallies against the plain decoder", function()
         bundles.rehash(root)
         fast, plain = both(root)
         assert.same(plain, fast, ("%s at case %d"):format(tamper[1], k))
-        assert.is_true(#fast > 0 or tamper[1] == "an escaped kind", ("%s at case %d passed"):format(tamper[1], k))
+        assert.is_true(#fast > 0 or tamper[1] == "an escaped kind" or tamper[1] == "white space after a key",
+          ("%s at case %d passed"):format(tamper[1], k))
         fs.remove_tree(root)
       end
     end

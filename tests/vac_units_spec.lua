@@ -69,6 +69,27 @@ describe("vkit.vac.text", function()
   end)
 end)
 
+describe("vkit.vac.manifest path and pin rules", function()
+  local manifest = require "vkit.vac.manifest"
+  it("takes a relative path only when it names something below the bundle (SPEC §2.4)", function()
+    local safe = { "a", "a/b", "./a", "a/.", "a/./b", "a//b", "a..b", "a.", ".a", "é", "x/y:z", "ab:", "\u{85}a", "...",
+      "a/...", ".../a" }
+    local unsafe = { "", " ", "vac.json", ".", "./", "./.", "//", "/a", "..", "../a", "a/..", "a/../b",
+      "C:x", "1:x", "a:b", "é:x", "a\\b", "a\1b", "a\127b", "a\nb" }
+    for _, p in ipairs(safe) do assert.is_true(manifest.safe_relpath(p), p) end
+    for _, p in ipairs(unsafe) do assert.is_false(manifest.safe_relpath(p), p) end
+  end)
+
+  it("takes a pin only as 64 lowercase hex digits", function()
+    local hex = ("0123456789abcdef"):rep(4)
+    assert.is_true(manifest.is_hex64(hex))
+    for _, v in ipairs { hex:sub(2), hex .. "0", hex:upper(), hex:sub(2) .. "g", hex:sub(2) .. " ", "x" .. hex:sub(2),
+      hex:sub(1, 63) .. "\0", 7 } do
+      assert.is_false(manifest.is_hex64(v), tostring(v))
+    end
+  end)
+end)
+
 describe("vkit.vac.output.escape", function()
   it("writes C0, DEL, C1, bidi controls, separators and invalid bytes as escapes", function()
     assert.equal("a\\x1b[0m\\x7f\\x85\\u202e\\u2066\\u2028\\xff\\xc3z", output.escape "a\27[0m\127\194\133\226\128\174\226\129\166\226\128\168\255\195z")

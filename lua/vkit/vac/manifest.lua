@@ -73,11 +73,14 @@ end
 --  characters, nothing Windows would read as a drive or a root.
 function M.safe_relpath(p)
   if not nonblank(p) or p == "vac.json" or p:find("\\", 1, true) then return false end
-  if p:find "[%c]" then return false end
+  if not p:find "^[^%c]*$" then return false end -- a control character (anchored: one pass)
   -- a second character ':' is a drive to Windows ("C:x", "1:x")
   local second = utf8.offset(p, 2)
   if second and p:sub(second, second) == ":" then return false end
   if p:sub(1, 1) == "/" then return false end
+  -- without "..", no component is ".." and some component is not "." exactly
+  -- when some character is neither "/" nor "."
+  if not p:find("..", 1, true) then return p:find "[^/.]" ~= nil end
   local parts = 0
   for part in p:gmatch "[^/]+" do
     if part == ".." then return false end
@@ -87,7 +90,7 @@ function M.safe_relpath(p)
 end
 
 local function is_hex64(v)
-  return type(v) == "string" and #v == 64 and not v:find "[^0-9a-f]"
+  return type(v) == "string" and #v == 64 and v:find "^[0-9a-f]*$" ~= nil -- anchored: one pass
 end
 M.is_hex64 = is_hex64
 

@@ -191,9 +191,12 @@ function Source:text(rel)
   return bytes
 end
 
---- The sha256 of rel's bytes as read now (a listed path's is checked
---  against its pin like any read: nil on a mismatch).
+--- The sha256 of rel's bytes as judged: a listed path that some read has
+--  already found holding its pin is those bytes, its pin (it is not read
+--  again); otherwise the digest of its bytes as read now, checked against
+--  its pin like any read (nil on a mismatch).
 function Source:sha256(rel)
+  if self.state[rel] == "ok" then return self.pins[rel] end
   local actual = hash.file(self:path(rel), { nofollow = true })
   if actual and self.pins[rel] and not self:record(rel, actual) then return nil end
   return actual

@@ -45,7 +45,17 @@ local function string_list(v)
   return true
 end
 
+local NONE = setmetatable({}, { __newindex = function() error("NONE is read-only", 2) end })
+
 local function outside(list, ids)
+  local all_known = true -- the common case, without a table made
+  for i = 1, #list do
+    if not ids[list[i]] then
+      all_known = false
+      break
+    end
+  end
+  if all_known then return NONE end
   local out, seen = {}, {}
   for _, t in ipairs(list) do
     if not ids[t] and not seen[t] then
@@ -85,9 +95,8 @@ local function coherent(ctx, met_rel, series, order, fp, ids, tasks)
       end
       if t < prev_t then bad("t %s precedes %s", show(t), show(prev_t)) end
       prev_t = t
-      for _, k in ipairs { "acc", "reliability" } do
-        if not is_unit(p[k]) then bad("%s %s outside [0,1]", k, show(p[k])) end
-      end
+      if not is_unit(p.acc) then bad("%s %s outside [0,1]", "acc", show(p.acc)) end
+      if not is_unit(p.reliability) then bad("%s %s outside [0,1]", "reliability", show(p.reliability)) end
       if p.refusal_rate ~= nil and p.refusal_rate ~= null and not is_unit(p.refusal_rate) then
         bad("refusal_rate %s outside [0,1]", show(p.refusal_rate))
       end
@@ -106,7 +115,7 @@ local function coherent(ctx, met_rel, series, order, fp, ids, tasks)
           bad("fails %s is not a list of task ids", show(f))
           goto next_point
         end
-        local fl = (f ~= nil and f ~= null) and f or {}
+        local fl = (f ~= nil and f ~= null) and f or NONE
         local unknown = outside(fl, ids)
         if #unknown > 0 then bad("fails name tasks outside the suite: %s", show_list(unknown)) end
         local g = p.graded
@@ -290,22 +299,25 @@ function M.flips(series, order)
     if mid:sub(1, 5) ~= "mock:" then
       local counts, latest, tasks = {}, {}, {}
       local prev
+      -- a task in now and not in before flipped: broke (entering the fails
+      -- set) or recovered (leaving it)
+      local function flipped(now, before, verb, when)
+        for t in pairs(now) do
+          if not before[t] then
+            if not counts[t] then tasks[#tasks + 1] = t end
+            counts[t] = (counts[t] or 0) + 1
+            latest[t] = verb .. when
+          end
+        end
+      end
       for _, p in ipairs(bearing) do
         local cur = {}
-        for _, t in ipairs(p.fails ~= null and p.fails or {}) do cur[t] = true end
+        local fails = p.fails ~= null and p.fails or NONE
+        for i = 1, #fails do cur[fails[i]] = true end
         if prev then
           local when = day(type(p.t) == "string" and p.t or "")
-          -- a task entering the fails set broke; one leaving it recovered
-          for _, step in ipairs { { cur, prev, "broke on " }, { prev, cur, "recovered on " } } do
-            local now, before, verb = step[1], step[2], step[3]
-            for t in pairs(now) do
-              if not before[t] then
-                if not counts[t] then tasks[#tasks + 1] = t end
-                counts[t] = (counts[t] or 0) + 1
-                latest[t] = verb .. when
-              end
-            end
-          end
+          flipped(cur, prev, "broke on ", when)
+          flipped(prev, cur, "recovered on ", when)
         end
         prev = cur
       end
@@ -315,7 +327,7 @@ function M.flips(series, order)
       local provider = mid:match "^([^:]*):" or mid
       for _, p in ipairs(bearing) do
         local d = day(type(p.t) == "string" and p.t or "")
-        for _, t in ipairs(p.fails ~= null and p.fails or {}) do
+        for _, t in ipairs(p.fails ~= null and p.fails or NONE) do
           local key = d .. "\0" .. t
           local e = by_day[key]
           if not e then
