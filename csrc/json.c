@@ -1568,8 +1568,13 @@ static int json_tally_lines(lua_State *L) {
   if (fd < 0) return 3;
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   VkitSha256 *sha = pin ? vkit_sha256_new() : NULL;
-  /* read and hashed ahead on a second thread, unless it is small */
-  VkitChunks *chunks = pin && !sha ? NULL : vkit_chunks_start(fd, TALLY_CHUNK, st.st_size >= TALLY_AHEAD, sha);
+  /* read and hashed ahead on a second thread, unless it is small; a small
+   * file is read in chunks of a page more than its size (the first read
+   * shorter than a chunk ends it), not into a huge page that the kernel
+   * would clear, and perhaps compact memory for, to hold a few rows */
+  size_t chunk = TALLY_CHUNK;
+  if (st.st_size < TALLY_AHEAD) chunk = ((size_t)st.st_size + 4096) & ~(size_t)4095;
+  VkitChunks *chunks = pin && !sha ? NULL : vkit_chunks_start(fd, chunk, st.st_size >= TALLY_AHEAD, sha);
   unsigned char *carry = NULL; /* a line begun in the previous chunk */
   size_t carry_len = 0, carry_cap = 0;
   int status = 0, err = 0;

@@ -188,6 +188,28 @@ describe("vkit.json.tally_lines", function()
     end
   end)
 
+  -- A file under 1 MiB is read in chunks a page larger than its size (no
+  -- huge page for a few rows): at every size around a page, the one read
+  -- shorter than a chunk ends the file, its last row and pin included.
+  it("reads a small file whole at every size around a page, its pin to the last byte", function()
+    local p = dir .. "/small.jsonl"
+    local row = '{"suite":"s","member":"m","ok":true}\n'
+    for _, size in ipairs { 64, 4094, 4095, 4096, 4097, 8191, 8192, 8193 } do
+      local head = row:rep((size - 60) // #row)
+      local last = '{"suite":"t","member":"m","ok":false,"pad":"'
+      local text = head .. last .. ("x"):rep(size - #head - #last - 3) .. '"}\n'
+      assert.equal(size, #text)
+      t.write(p, text)
+      local lines = {}
+      for l in text:gmatch "[^\n]+" do lines[#lines + 1] = l end
+      agrees(assert(tally(p, { sha256 = hash.sha256(text) })), lines, size .. " bytes")
+      t.write(p, text:sub(1, -2) .. " ")
+      local v, _, code = tally(p, { sha256 = hash.sha256(text) })
+      assert.is_nil(v, size .. " bytes")
+      assert.equal("sha256-mismatch", code)
+    end
+  end)
+
   it("checks a pin over a file read ahead on the second thread, to its last byte", function()
     local p = dir .. "/rows.jsonl"
     local text = ('{"suite":"s","member":"m","ok":true}\n'):rep((3 * CHUNK) // 37 + 5)
