@@ -67,17 +67,19 @@ describe("the change library API", function()
   end)
 
   it("starts the deadline after Git preflight, however long preflight took", function()
-    -- Preflight takes 4 s here (each exact-commit lookup sleeps 2 s); the
-    -- 3.5 s deadline is for the runs alone (4 launches of a Python driver).
+    -- Preflight takes 10 s here (each exact-commit lookup sleeps 5 s); the
+    -- 9 s deadline is for the runs alone (4 launches of a Python driver,
+    -- far less than 9 s even on a loaded machine): a deadline that counted
+    -- preflight would have expired before the first launch.
     local q = intents.language_project("python", { max_inputs = 1, shrink_limit = 0 })
     local methods = getmetatable(q.repo).__index
     local commit = methods.commit
     methods.commit = function(...)
-      vkit.sys.sleep(2)
+      vkit.sys.sleep(5)
       return commit(...)
     end
     local ok, report = pcall(vkit.change.run_paired_execution, q.repo, q.request(q.target), q.target,
-      { dir = q.dir .. "/slow-preflight", deadline_ms = 3500 })
+      { dir = q.dir .. "/slow-preflight", deadline_ms = 9000 })
     methods.commit = commit
     q.cleanup()
     assert(ok, report)
