@@ -8,6 +8,8 @@
  *   dir:mkdir(rel [, mode])            -> true  (EEXIST when anything is there)
  *   dir:mkdirs(rel [, mode])           -> true  (what exists must be directories)
  *   dir:write_atomic(rel, bytes [, mode]) -> true
+ *   dir:append(rel, bytes)             -> true  (created 0644 when missing; a
+ *                                         regular file, never a link or FIFO)
  *   dir:read(rel, max_bytes)           -> bytes (a regular file, never a link)
  *   dir:sha256(rel)                    -> hex, size (streamed; a regular file)
  *   dir:lstat(rel)                     -> {kind, type, mode, size, nlink, mtime, target?}
@@ -210,6 +212,40 @@ static int dir_write_atomic(lua_State *L) {
   return 1;
 }
 
+static int dir_append(lua_State *L) {
+  Dir *d = check_dir(L);
+  char buf[PATH_MAX], what[PATH_MAX + 2];
+  const char *rel = luaL_checkstring(L, 2), *last;
+  size_t len;
+  const char *bytes = luaL_checklstring(L, 3, &len);
+  check_rel(L, 2, rel, buf);
+  snprintf(what, sizeof what, "%s/%s", d->path, rel);
+  int pfd = parent_of(L, d, buf, &last, 0, 0);
+  if (pfd < 0) return 3;
+  /* O_NONBLOCK: a FIFO put in its place must not hold the writer */
+  int fd = openat(pfd, last, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  int err = fd < 0 ? errno : 0;
+  struct stat st;
+  int lnk = fd < 0 && err == ELOOP && fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+  release(d, pfd);
+  if (lnk) return vkit_fail(L, "link-in-path", "%s: is a symbolic link", what);
+  if (fd < 0 && err == EISDIR) return vkit_fail(L, "not-a-regular-file", "%s: is a directory", what);
+  if (fd < 0) return vkit_fail_errno(L, err, what);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return vkit_fail(L, "not-a-regular-file", "%s: is not a regular file", what);
+  }
+  for (size_t off = 0; off < len && !err;) {
+    ssize_t n = write(fd, bytes + off, len - off);
+    if (n > 0) off += (size_t)n;
+    else if (n < 0 && errno != EINTR) err = errno;
+  }
+  if (close(fd) != 0 && !err) err = errno;
+  if (err) return vkit_fail_errno(L, err, what);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static int dir_read(lua_State *L) {
   Dir *d = check_dir(L);
   char buf[PATH_MAX], what[PATH_MAX + 2];
@@ -334,7 +370,7 @@ static int dir_tostring(lua_State *L) {
 
 static const luaL_Reg dir_methods[] = {
   {"sub", dir_sub},     {"mkdir", dir_mkdir}, {"mkdirs", dir_mkdirs}, {"write_atomic", dir_write_atomic},
-  {"read", dir_read},   {"lstat", dir_lstat}, {"rename", dir_rename}, {"path", dir_path},
+  {"append", dir_append}, {"read", dir_read},   {"lstat", dir_lstat}, {"rename", dir_rename}, {"path", dir_path},
   {"at_path", dir_at_path}, {"sha256", dir_sha256},
   {"close", dir_close}, {NULL, NULL}};
 static const luaL_Reg dir_meta[] = {

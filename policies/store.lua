@@ -23,4 +23,5 @@ return {
   max_artifact_bytes = 1024 * 1024 * 1024, -- one retained file
   max_artifacts = 100000,    -- files retained by one attempt
   read_artifact_bytes = 64 * 1024 * 1024,  -- what run show/report read of one artifact at most
+  progress_bytes = 16 * 1024 * 1024, -- a running attempt's progress lines shown live (PostgreSQL: published each heartbeat)
 }

@@ -197,7 +197,7 @@ describe("vkit.fs", function()
       assert(fs.symlink(outside, dir .. "/logs"))
       for _, call in ipairs {
         { "write_atomic", "logs/x", "x" }, { "read", "logs/x", 10 }, { "mkdir", "logs/y" }, { "mkdirs", "logs/y/z" },
-        { "sub", "logs" }, { "lstat", "logs/x" },
+        { "sub", "logs" }, { "lstat", "logs/x" }, { "append", "logs/x", "x" },
       } do
         local ok, message, code = d[call[1]](d, call[2], call[3])
         assert.is_nil(ok, call[1])
@@ -215,6 +215,31 @@ describe("vkit.fs", function()
       -- Reading never follows one.
       assert(fs.symlink(outside .. "/target", dir .. "/receipt.json"))
       assert.equal("not-a-regular-file", select(3, d:read("receipt.json", 10)))
+    end)
+
+    -- progress.log: a line at a time, in a directory a process of the
+    -- attempt can write.
+    it("appends to a regular file beneath it, and never to a link, a FIFO or a directory in its place", function()
+      local d <close> = assert(fs.opendir(dir))
+      assert.is_true(d:append("progress.log", "one\n"))
+      assert.is_true(d:append("progress.log", "two\n"))
+      assert.is_true(d:append("progress.log", ""))
+      assert.equal("one\ntwo\n", fs.read(dir .. "/progress.log", 100))
+      t.write(outside .. "/target", "kept")
+      assert(fs.symlink(outside .. "/target", dir .. "/linked.log"))
+      assert(fs.symlink(outside .. "/absent", dir .. "/dangling.log"))
+      for _, name in ipairs { "linked.log", "dangling.log" } do
+        local ok, message, code = d:append(name, "x")
+        assert.is_nil(ok, name)
+        assert.equal("link-in-path", code, name)
+        assert.matches(name .. ": is a symbolic link", message, 1, true)
+      end
+      assert.equal("kept", fs.read(outside .. "/target", 10))
+      assert.same({ "target" }, fs.list(outside), "nothing made where a dangling link points")
+      assert(fs.mkfifo(dir .. "/pipe"))
+      assert.is_nil(d:append("pipe", "x"), "a FIFO without a reader") -- ENXIO: the open never blocks
+      assert(fs.mkdirs(dir .. "/adir"))
+      assert.equal("not-a-regular-file", select(3, d:append("adir", "x")))
     end)
 
     it("keeps its directory when the path is renamed behind it", function()

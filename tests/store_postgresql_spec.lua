@@ -77,9 +77,10 @@ describe("the PostgreSQL store", function()
       local r = t.vkit { "store", "migrate", "--store", db.owner_url, "--json" }
       assert.equal(0, r.code, r.stderr)
       local out = json.decode(r.stdout)
-      assert.equal(1, out.to)
+      local latest = require("vkit.store.schema").LATEST
+      assert.equal(latest, out.to)
       assert.same({}, out.applied)
-      assert.equal("1", sql("SELECT max(version) AS v FROM vkit.schema_version").rows[1].v)
+      assert.equal(tostring(latest), sql("SELECT max(version) AS v FROM vkit.schema_version").rows[1].v)
       for _, secret in ipairs(server.secrets) do
         assert.is_nil((r.stdout .. r.stderr):find(secret, 1, true))
         local listed = t.vkit { "run", "list", "--store", db.url, "--json" }
@@ -95,6 +96,22 @@ describe("the PostgreSQL store", function()
       assert.equal(2, t.vkit({ "store", "migrate" }).code)
       assert.equal(2, t.vkit({ "store", "migrate", "--store", dir }).code)
       assert.equal(2, t.vkit({ "store", "frob", "--store", db.owner_url }).code)
+    end)
+
+    -- A store made by an earlier vkit (schema 1: no live progress column)
+    -- is refused until `vkit store migrate` brings it to this vkit's.
+    it("upgrades a schema 1 store to this vkit's, refusing it until then", function()
+      sql("ALTER TABLE vkit.attempts DROP COLUMN progress", nil, true)
+      sql("DELETE FROM vkit.schema_version WHERE version > 1", nil, true)
+      local r = t.vkit { "run", "list", "--store", db.url }
+      assert.equal(3, r.code)
+      assert.truthy(r.stderr:find("schema version 1", 1, true) and r.stderr:find("vkit store migrate", 1, true), r.stderr)
+      r = t.vkit { "store", "migrate", "--store", db.owner_url, "--json" }
+      assert.equal(0, r.code, r.stderr)
+      local out = json.decode(r.stdout)
+      assert.equal(1, out.from)
+      assert.same({ 2 }, out.applied)
+      assert.equal(0, t.vkit({ "run", "list", "--store", db.url }).code)
     end)
 
     it("refuses a schema newer than this vkit", function()

@@ -234,6 +234,25 @@ describe("the job store", function()
       assert.equal("abandoned", store:attempt_record(run, 1).status)
     end)
 
+    -- A waiter sees the lines while the run runs (PostgreSQL: published by
+    -- the worker's heartbeat, for waiters on other machines), and the same
+    -- lines stay retained with the attempt.
+    it("shows a running attempt's progress lines while it runs, and retains them", function()
+      local id = store:submit("probe", { ms = 60000 })
+      store:ensure_worker()
+      local line = "probe: waiting 60000 ms\n"
+      local function live()
+        local run = store:get(id)
+        return run.state.status == "running" and #run.attempts > 0 and store:progress(run, run.attempts[#run.attempts])
+      end
+      assert.is_true(wait_for(function() return live() == line end, 60), "no progress shown while it ran")
+      assert.equal("running", store:get(id).state.status)
+      assert.equal(0, t.vkit({ "run", "cancel", "--run", id, "--project", dir }).code)
+      assert.is_true(wait_for(function() return store:get(id).state.status == "cancelled" end, 60))
+      assert.equal(line, store:progress(store:get(id), 1))
+      assert.equal(line, backend.attempt_file(dir, id, "progress.log", 1))
+    end)
+
     it("stops a running job on cancellation", function()
       local id = store:submit("probe", { ms = 20000 })
       store:ensure_worker()

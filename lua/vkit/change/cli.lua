@@ -83,7 +83,7 @@ function M.wait(store, id, seconds, echo)
   while true do
     local run = assert(store:get(id))
     if echo and #run.attempts > 0 then
-      local log = store:read_artifact(run, run.attempts[#run.attempts], "progress.log", 1 << 24)
+      local log = store:progress(run, run.attempts[#run.attempts])
       if log and #log > shown then
         echo(log:sub(shown + 1))
         shown = #log

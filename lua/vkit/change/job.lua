@@ -3,15 +3,8 @@ local certify = require "vkit.change.certify"
 
 local M = {}
 
+-- ctx.progress (the worker's) records each method's progress lines.
 function M.run(job, ctx)
-  ctx.progress = function(text)
-    ctx.log(text)
-    local f = io.open(ctx.attempt_dir .. "/progress.log", "a")
-    if f then
-      f:write(text, "\n")
-      f:close()
-    end
-  end
   local summary = certify.run(job.payload, ctx)
   if summary.outcome == "cancelled" then return { outcome = "cancelled", summary = summary } end
   return { outcome = summary.outcome, summary = summary }

@@ -9,6 +9,11 @@ local M = {}
 
 M.TERMINAL = { done = true, failed = true, cancelled = true }
 
+--- The file in an attempt directory that holds the handler's progress
+--  lines (ctx.progress), retained with the attempt and shown live by
+--  Store:progress while it runs.
+M.PROGRESS = "progress.log"
+
 function M.now()
   return os.date "!%Y-%m-%dT%H:%M:%SZ"
 end

@@ -286,6 +286,12 @@ function Store:read_artifact(run, n, rel, max_bytes)
   return h:read(rel, max_bytes)
 end
 
+--- Attempt n's progress lines so far (common.PROGRESS, read beneath the
+--  attempt's handle as it is written), or nil when it has none.
+function Store:progress(run, n)
+  return self:read_artifact(run, n, common.PROGRESS, policy.progress_bytes)
+end
+
 --- The local directory holding attempt n's `rel` subtree (here it is the
 --  attempt directory itself).
 function Store:retained_dir(run, n, rel)

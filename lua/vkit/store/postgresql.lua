@@ -367,11 +367,26 @@ function Store:prepare(claimed)
   return claim
 end
 
+-- A waiter may be on another machine than the attempt's directory: each
+-- heartbeat of a held lease copies the progress lines written since the
+-- last one into the attempt's row (read beneath the attempt directory's
+-- handle, never through a link; at most progress_bytes).
+local function publish_progress(self, claim)
+  local dir <close> = fs.opendir(claim.attempt_dir)
+  local text = dir and dir:read(common.PROGRESS, policy.progress_bytes)
+  if not text or #text == (claim.progress_published or 0) then return end
+  self:exec([[UPDATE vkit.attempts SET progress = $4
+      WHERE run_id = $1 AND attempt = $2 AND lease_token = $3 AND status = 'running']],
+    { claim.run.id, claim.attempt, claim.token, text })
+  claim.progress_published = #text
+end
+
 function Store:heartbeat(claim)
   local rows = self:query([[UPDATE vkit.runs SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
       WHERE run_id = $1 AND lease_token = $2 AND status = 'running' AND lease_expires_at > clock_timestamp()
       RETURNING cancel_requested]], { claim.run.id, claim.token, self.lease_seconds }).rows
   if #rows == 0 then return false, false end
+  pcall(publish_progress, self, claim) -- progress shown late never costs the lease or a cancellation
   return true, rows[1].cancel_requested == "t"
 end
 
@@ -478,6 +493,18 @@ function Store:read_artifact(run, n, rel, max_bytes)
     { run.id, n, rel }).rows[1]
   if not row then return nil, ("run %s attempt %d retained no %s"):format(run.id, n, rel), "ENOENT" end
   return self:evidence():read(row.sha256, max_bytes)
+end
+
+--- Attempt n's progress lines: the retained progress.log once the attempt
+--  ended, before that what its worker last published; nil when none.
+function Store:progress(run, n)
+  local row = self:query([[SELECT a.progress, r.sha256 FROM vkit.attempts a
+      LEFT JOIN vkit.artifacts r ON r.run_id = a.run_id AND r.attempt = a.attempt AND r.path = $3
+      WHERE a.run_id = $1 AND a.attempt = $2]], { run.id, n, common.PROGRESS }).rows[1]
+  if not row then return nil end
+  if row.sha256 then return self:evidence():read(row.sha256, policy.progress_bytes) end
+  if row.progress == nil or row.progress == "" then return nil end
+  return row.progress
 end
 
 --- A fresh local directory holding every file attempt n retained, each

@@ -1,7 +1,7 @@
 --- The "probe" job kind: checks that the store and its worker work.
 --
 -- It runs no process: it waits payload.ms milliseconds (at most 60 s),
--- watching for cancellation, writes probe.json into its attempt directory,
+-- watching for cancellation (its one progress line says so), writes probe.json into its attempt directory,
 -- and reports outcome "ok" (or raises when payload.fail is set, to show how
 -- a failing handler is recorded).
 local sys = require "vkit.sys"
@@ -13,6 +13,7 @@ local M = {}
 function M.run(job, ctx)
   local ms = math.min(math.tointeger(job.payload.ms) or 0, 60000)
   local deadline = sys.monotonic_ms() + ms
+  if ctx.progress then ctx.progress(("probe: waiting %d ms"):format(ms)) end
   while sys.monotonic_ms() < deadline do
     if ctx.cancelled() then return { outcome = "cancelled" } end
     sys.sleep(0.02)

@@ -94,6 +94,15 @@ M.migrations = {
       [[GRANT USAGE ON SEQUENCE vkit.runs_seq_seq TO vkit_client]],
     },
   },
+  {
+    -- A running attempt's progress lines, published by its worker at each
+    -- heartbeat for waiters on any machine (the file stays retained).
+    version = 2,
+    statements = {
+      [[ALTER TABLE vkit.attempts ADD COLUMN progress text NOT NULL DEFAULT '']],
+      [[GRANT UPDATE (progress) ON vkit.attempts TO vkit_client]],
+    },
+  },
 }
 
 M.LATEST = M.migrations[#M.migrations].version

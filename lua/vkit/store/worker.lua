@@ -13,6 +13,7 @@
 -- A handler is a module named in policies/store.lua with
 --   run(job, ctx) -> { outcome = "...", summary = {...} }
 -- where ctx = { store, run_id, attempt, attempt_dir, cancelled(), log(text),
+-- progress(text) (a line for whoever waits on the run, live: Store:progress),
 -- run_process(spec) (vkit.proc, stopped on cancellation),
 -- retained(run_id, attempt, rel) (a local directory holding a retained
 -- subtree of another run, for replays) }.
@@ -82,6 +83,16 @@ local function logger(attempt_dir)
   end
 end
 
+-- progress.log in the attempt directory: each line appended beneath a
+-- handle (O_NOFOLLOW on every component), never through a link that a
+-- process of the attempt put in its place.
+local function progress_writer(attempt_dir)
+  return function(text)
+    local h <close> = fs.opendir(attempt_dir)
+    if h then h:append(common.PROGRESS, text .. "\n") end
+  end
+end
+
 local function context(store, claim, job)
   local lease = { lost = false, cancel = false, next_beat = 0 }
   local function cancelled()
@@ -106,6 +117,7 @@ local function context(store, claim, job)
     cancelled = cancelled,
     run_process = function(spec) return M.run_process(spec, cancelled) end,
     log = logger(claim.attempt_dir),
+    progress = progress_writer(claim.attempt_dir),
     retained = function(run_id, attempt, rel)
       local run = assert(store:get(run_id))
       return store:retained_dir(run, attempt, rel, claim.attempt_dir .. "/.retained")
