@@ -10,7 +10,12 @@
  * supervisor, so that killing it hands over the next, which has long made
  * its own successor.  Links are made with clone(CLONE_VM), which copies no
  * page tables (as cheap as the kernel allows; only for links that exit at
- * once: they share one ring of stacks), or with fork.
+ * once: they share one ring of stacks), or with fork.  The ring holds 4,096
+ * stacks: a link preempted between starting its successor and exiting
+ * (a loaded machine, a sanitizer run) must not find a link 64 generations
+ * on running on its stack, or both crash and the chain ends by itself
+ * (the spec then finds nothing left to kill: killed 0).  Only the pages a
+ * link touches are ever made.
  *
  * The chain stops when the file STOP exists or after MAX_LINKS links, so
  * that a chain the supervisor lost cannot outlive its test, nor leave
@@ -24,8 +29,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define NSTACK 64
-#define STACK (64 * 1024)
+#define NSTACK 4096
+#define STACK (32 * 1024)
 
 static char *stacks, name[16];
 static const char *stop;
