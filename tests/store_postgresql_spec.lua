@@ -114,16 +114,6 @@ describe("the PostgreSQL store", function()
       assert.equal(0, t.vkit({ "run", "list", "--store", db.url }).code)
     end)
 
-    -- A worker cut off inside a transaction (its FOR UPDATE lock held, the
-    -- run skipped by every claim) is ended by the server, not waited for.
-    it("has the server end a session left idle inside a transaction", function()
-      local store = open()
-      local ms = require("vkit.policy").store.idle_transaction_timeout_ms
-      assert.equal(tostring(ms // 1000) .. "s", store:query("SHOW idle_in_transaction_session_timeout").rows[1]
-        .idle_in_transaction_session_timeout)
-      store:close()
-    end)
-
     it("refuses a schema newer than this vkit", function()
       sql("INSERT INTO vkit.schema_version (version) VALUES (99)", nil, true)
       local r = t.vkit { "store", "migrate", "--store", db.owner_url }
