@@ -31,6 +31,28 @@ describe("the job store", function()
     assert.same({ "attempts", "job.json", "lock", "state.json" }, vkit.fs.list(run.dir))
   end)
 
+  -- progress_bytes (policies/store.lua): a waiter is shown at most that
+  -- much of an attempt's progress; past it the read is refused by name
+  -- and the waiter says where the rest is, never showing a cut as whole.
+  it("shows progress up to progress_bytes, and names a progress.log past it", function()
+    local cap = require("vkit.policy").store.progress_bytes
+    local id = store:submit("probe", { ms = 0 })
+    assert.equal(1, worker.scan(store))
+    local run = store:get(id)
+    assert.equal("probe: waiting 0 ms\n", store:progress(run, 1))
+    local log = run.dir .. "/attempts/1/progress.log"
+    t.write(log, ("x"):rep(cap))
+    assert.equal(cap, #store:progress(run, 1))
+    t.write(log, ("x"):rep(cap + 1))
+    local text, _, code = store:progress(run, 1)
+    assert.is_nil(text)
+    assert.equal("too-large", code)
+    local echoed = {}
+    require("vkit.change.cli").wait(store, id, 0, function(s) echoed[#echoed + 1] = s end)
+    assert.same({ ("(the progress of attempt 1 passed %d bytes: the whole of it is the retained progress.log)\n")
+      :format(cap) }, echoed)
+  end)
+
   it("records a handler failure as failed, without retrying it", function()
     local id = store:submit("probe", { ms = 0, fail = "boom" })
     worker.scan(store)

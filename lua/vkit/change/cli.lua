@@ -79,14 +79,19 @@ end
 --- Waits up to `seconds`, copying the attempt's progress lines to `echo`.
 function M.wait(store, id, seconds, echo)
   local deadline = sys.monotonic_ms() + math.floor(seconds * 1000)
-  local shown = 0
+  local shown, over = 0, false
   while true do
     local run = assert(store:get(id))
     if echo and #run.attempts > 0 then
-      local log = store:progress(run, run.attempts[#run.attempts])
+      local n = run.attempts[#run.attempts]
+      local log, _, code = store:progress(run, n)
       if log and #log > shown then
         echo(log:sub(shown + 1))
         shown = #log
+      elseif code == "too-large" and not over then
+        echo(("(the progress of attempt %d passed %d bytes: the whole of it is the retained progress.log)\n")
+          :format(n, require("vkit.policy").store.progress_bytes))
+        over = true
       end
     end
     if store_mod.TERMINAL[run.state.status] or sys.monotonic_ms() >= deadline then return run end
