@@ -13,7 +13,7 @@ local M = {}
 function M.run(job, ctx)
   local ms = math.min(math.tointeger(job.payload.ms) or 0, 60000)
   local deadline = sys.monotonic_ms() + ms
-  if ctx.progress then ctx.progress(("probe: waiting %d ms"):format(ms)) end
+  ctx.progress(("probe: waiting %d ms"):format(ms))
   while sys.monotonic_ms() < deadline do
     if ctx.cancelled() then return { outcome = "cancelled" } end
     sys.sleep(0.02)
