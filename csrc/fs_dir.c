@@ -9,7 +9,8 @@
  *   dir:mkdirs(rel [, mode])           -> true  (what exists must be directories)
  *   dir:write_atomic(rel, bytes [, mode]) -> true
  *   dir:append(rel, bytes)             -> true  (created 0644 when missing; a
- *                                         regular file, never a link or FIFO)
+ *                                         regular file with one link, never a
+ *                                         symbolic or hard link, a FIFO)
  *   dir:read(rel, max_bytes)           -> bytes (a regular file, never a link)
  *   dir:sha256(rel)                    -> hex, size (streamed; a regular file)
  *   dir:lstat(rel)                     -> {kind, type, mode, size, nlink, mtime, target?}
@@ -24,8 +25,8 @@
  * rel must be relative and normal (no empty, "." or ".." component): a bad
  * one raises.  Failures return nil, message, code, where code is
  * link-in-path (a component is a symbolic link), not-a-directory (a
- * component is something else), not-a-regular-file, too-large, or an errno
- * name.
+ * component is something else), not-a-regular-file, hard-link (append),
+ * too-large, or an errno name.
  */
 #include "fs.h"
 
@@ -234,6 +235,12 @@ static int dir_append(lua_State *L) {
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     return vkit_fail(L, "not-a-regular-file", "%s: is not a regular file", what);
+  }
+  /* a hard link planted in its place would have the bytes land in the file
+   * it names, wherever that is (write_atomic replaces; an append cannot) */
+  if (st.st_nlink != 1) {
+    close(fd);
+    return vkit_fail(L, "hard-link", "%s: has %d links (a hard link to another file)", what, (int)st.st_nlink);
   }
   for (size_t off = 0; off < len && !err;) {
     ssize_t n = write(fd, bytes + off, len - off);

@@ -236,6 +236,12 @@ describe("vkit.fs", function()
       end
       assert.equal("kept", fs.read(outside .. "/target", 10))
       assert.same({ "target" }, fs.list(outside), "nothing made where a dangling link points")
+      assert(os.execute(("ln %s %s"):format(t.quote(outside .. "/target"), t.quote(dir .. "/hard.log"))))
+      local ok, message, code = d:append("hard.log", "x")
+      assert.is_nil(ok)
+      assert.equal("hard-link", code)
+      assert.matches("hard.log: has 2 links", message, 1, true)
+      assert.equal("kept", fs.read(outside .. "/target", 10))
       assert(fs.mkfifo(dir .. "/pipe"))
       assert.is_nil(d:append("pipe", "x"), "a FIFO without a reader") -- ENXIO: the open never blocks
       assert(fs.mkdirs(dir .. "/adir"))
