@@ -156,6 +156,11 @@ typedef struct Chase {
   PidSet strays;  /* CLAIM_STRAY processes killed */
   int surviving;  /* CLAIM_THIS processes alive when `until` passed */
   int stray_surviving;
+  /* > 0 in a keeper: every child but this one (the root, reaped last) is
+   * the run's, and is reaped without reading /proc first */
+  pid_t all_ours_but;
+  /* and, when ending the tree, sent SIGKILL the moment it is listed */
+  int kill_at_sight;
 } Chase;
 
 /* Kills every claimed child of this process and, below each, every process

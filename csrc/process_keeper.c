@@ -127,7 +127,7 @@ static int keep_claim(void *ctx, pid_t pid, const ProcStat *st) {
 
 static void reap_dead_orphans(pid_t root) {
   KeepCtx k = {root, 1};
-  Chase c = {keep_claim, &k, {0}, {0}, 0, 0};
+  Chase c = {keep_claim, &k, {0}, {0}, 0, 0, root, 0};
   chase(&c, 0);
   free(c.killed.v);
   free(c.strays.v);
@@ -165,7 +165,7 @@ static void keeper_watch(int sock, pid_t root, int root_fd, ms_t kill_wait) {
   sigaddset(&chld, SIGCHLD);
   int sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
   KeepCtx k = {root, 0};
-  Chase c = {keep_claim, &k, {0}, {0}, 0, 0};
+  Chase c = {keep_claim, &k, {0}, {0}, 0, 0, root, 1};
   KeeperMsg m;
   memset(&m, 0, sizeof m);
   m.type = KM_ENDED;
@@ -244,7 +244,7 @@ static void keeper_main(const Start *st, int sock) {
     if (rc == RS_DISCARD) {
       /* it may have run (without the hold): its whole tree goes */
       KeepCtx k = {o.pid, 0};
-      Chase c = {keep_claim, &k, {0}, {0}, 0, 0};
+      Chase c = {keep_claim, &k, {0}, {0}, 0, 0, o.pid, 1};
       if (!o.waited) {
         kill(-o.pid, SIGKILL);
         syscall(SYS_pidfd_send_signal, o.pidfd, SIGKILL, NULL, 0);

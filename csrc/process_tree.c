@@ -135,44 +135,88 @@ static void read_cgroup(pid_t pid, char *out, size_t n) {
   out[len] = '\0';
 }
 
+/* A set keeps its members in v, in the order added, and an index of them
+ * in the same allocation: 2 * cap slots after the cap members, open
+ * addressing, 0 for free.  A chase meets thousands of a chain's zombies and
+ * links in one pass; a linear search per member made the chase quadratic,
+ * and a slow enough chase lets such a chain exhaust the machine's pids. */
+static pid_t *pidset_slots(const PidSet *s) { return s->v + s->cap; }
+static size_t pidset_home(const PidSet *s, pid_t p) { return ((size_t)p * 2654435761u) & (2 * s->cap - 1); }
+
 int pidset_has(const PidSet *s, pid_t p) {
-  for (size_t i = 0; i < s->n; i++)
-    if (s->v[i] == p) return 1;
+  if (!s->cap) return 0;
+  const pid_t *slot = pidset_slots(s);
+  for (size_t i = pidset_home(s, p);; i = (i + 1) & (2 * s->cap - 1)) {
+    if (slot[i] == p) return 1;
+    if (slot[i] == 0) return 0;
+  }
+}
+
+static void pidset_index(PidSet *s, pid_t p) {
+  pid_t *slot = pidset_slots(s);
+  size_t i = pidset_home(s, p);
+  while (slot[i] != 0) i = (i + 1) & (2 * s->cap - 1);
+  slot[i] = p;
+}
+
+/* Moves v[0..n) to a block of cap members and indexes them afresh. */
+static int pidset_rebuild(PidSet *s, size_t cap) {
+  pid_t *v = malloc(3 * cap * sizeof *v);
+  if (!v) return -1;
+  if (s->n) memcpy(v, s->v, s->n * sizeof *v);
+  memset(v + cap, 0, 2 * cap * sizeof *v);
+  free(s->v);
+  s->v = v, s->cap = cap;
+  for (size_t i = 0; i < s->n; i++) pidset_index(s, s->v[i]);
   return 0;
 }
 
 void pidset_add(PidSet *s, pid_t p) {
-  if (pidset_has(s, p)) return;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    pid_t *v = realloc(s->v, cap * sizeof *v);
-    if (!v) return;
-    s->v = v, s->cap = cap;
-  }
+  if (p <= 0 || pidset_has(s, p)) return;
+  if (s->n == s->cap && pidset_rebuild(s, s->cap ? 2 * s->cap : 64) != 0) return;
   s->v[s->n++] = p;
+  pidset_index(s, p);
 }
 
 static void pidset_remove(PidSet *s, pid_t p) {
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i] == p) {
       s->v[i] = s->v[--s->n];
+      pidset_rebuild(s, s->cap); /* rare (a disowned daemon reaped): O(n) is fine */
       return;
     }
 }
 
-static void parse_pids(const char *buf, PidSet *out) {
-  for (const char *p = buf; *p;) {
-    char *end;
-    long v = strtol(p, &end, 10);
-    if (end == p) break;
-    pidset_add(out, (pid_t)v);
-    p = end;
+/* Adds every pid the file at fd lists (decimals separated by white space),
+ * however long the list: a subreaper's children file or a cgroup.procs
+ * holds one entry per zombie of a chain that outruns the chase, and the
+ * newest entries, the live ones, come last.  Closes fd. */
+static void read_pids(int fd, PidSet *out) {
+  char buf[4096];
+  long v = -1;
+  ssize_t r;
+  while ((r = read(fd, buf, sizeof buf)) != 0) {
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (ssize_t i = 0; i < r; i++) {
+      if (buf[i] >= '0' && buf[i] <= '9') {
+        v = (v < 0 ? 0 : v) * 10 + (buf[i] - '0');
+        if (v > 0x7fffffff) v = 0x7fffffff; /* no pid: pins and checks will find nothing */
+      } else if (v >= 0) {
+        pidset_add(out, (pid_t)v);
+        v = -1;
+      }
+    }
   }
+  if (v >= 0) pidset_add(out, (pid_t)v);
+  close(fd);
 }
 
 /* Every child of pid (0: this process), from each of its threads' lists. */
 static void list_children(pid_t pid, PidSet *out) {
-  char dir[64], path[96], buf[65536];
+  char dir[64], path[96];
   if (pid) snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
   else snprintf(dir, sizeof dir, "/proc/self/task");
   DIR *d = opendir(dir);
@@ -181,7 +225,8 @@ static void list_children(pid_t pid, PidSet *out) {
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.') continue;
     snprintf(path, sizeof path, "%s/%.20s/children", dir, e->d_name);
-    if (read_small(path, buf, sizeof buf) > 0) parse_pids(buf, out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) read_pids(fd, out);
   }
   closedir(d);
 }
@@ -250,6 +295,17 @@ static void wait_for_a_death(const PidSet *alive, int ms) {
   for (nfds_t i = 0; i < n; i++) close(p[i].fd);
 }
 
+/* Reaps k, a child of ours, if it is dead: 1, or 0 while it lives. */
+static int reap_child(Chase *c, pid_t k, int claim) {
+  siginfo_t si;
+  si.si_pid = 0;
+  if (waitid(P_PID, k, &si, WEXITED | WNOHANG) != 0 || si.si_pid != k) return 0;
+  /* killed before we saw it alive: by the group kill, cgroup.kill or a keeper's kill at sight */
+  if (claim == CLAIM_THIS && si.si_code != CLD_EXITED && (si.si_status == SIGKILL || si.si_status == SIGTERM))
+    pidset_add(&c->killed, k);
+  return 1;
+}
+
 int chase(Chase *c, ms_t until) {
   PidSet seen = {0};
   int empty = 0;
@@ -257,21 +313,29 @@ int chase(Chase *c, ms_t until) {
     PidSet kids = {0}, alive = {0};
     int reaped = 0, fresh = 0, this_alive = 0, strays_alive = 0;
     list_children(0, &kids);
-    for (size_t i = 0; i < kids.n; i++) {
+    /* A keeper's children are its run's, unreaped: their pids cannot be
+     * reused under us, so they are killed before anything is read. */
+    if (c->all_ours_but > 0 && c->kill_at_sight)
+      for (size_t i = kids.n; i-- > 0;)
+        if (kids.v[i] != c->all_ours_but) kill(kids.v[i], SIGKILL);
+    /* Newest first: a chain's live link is the last child re-parented to
+     * us, behind the zombies its forerunners left; reaping those first
+     * would give it time to start its successor. */
+    for (size_t i = kids.n; i-- > 0;) {
       pid_t k = kids.v[i];
       ProcStat st;
+      /* A keeper reaps its dead without reading /proc first: thousands of
+       * a chain's zombies, each an open and a read, make a chase too slow
+       * to catch the chain before it has used up the machine's pids. */
+      if (c->all_ours_but > 0 && k != c->all_ours_but && reap_child(c, k, CLAIM_THIS)) {
+        reaped++;
+        continue;
+      }
       if (proc_stat(k, &st) != 0) continue;
       int claim = c->claim(c->ctx, k, &st);
       if (claim == CLAIM_SKIP) continue;
       if (st.state == 'Z') {
-        siginfo_t si;
-        si.si_pid = 0;
-        if (waitid(P_PID, k, &si, WEXITED | WNOHANG) == 0 && si.si_pid == k) {
-          reaped++;
-          /* killed before we saw it alive: by the group kill or cgroup.kill */
-          if (claim == CLAIM_THIS && si.si_code != CLD_EXITED && (si.si_status == SIGKILL || si.si_status == SIGTERM))
-            pidset_add(&c->killed, k);
-        }
+        reaped += reap_child(c, k, claim);
         continue;
       }
       if (!pidset_has(&seen, k)) fresh++, pidset_add(&seen, k);
@@ -518,16 +582,8 @@ static int events_wait_empty(int events_fd, ms_t until) {
 
 /* Adds the members of the cgroup at dirfd and of every cgroup below it. */
 static void members_below(int dir_fd, PidSet *out) {
-  char buf[65536];
   int fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n > 0) {
-      buf[n] = '\0';
-      parse_pids(buf, out);
-    }
-  }
+  if (fd >= 0) read_pids(fd, out);
   int dup_fd = dup(dir_fd);
   DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
   if (!d) {
@@ -785,7 +841,7 @@ void tree_reap_orphans(void) {
 
 void tree_kill_descendants(Run *r, ms_t until) {
   Sweep w = {r, 0};
-  Chase c = {sweep_claim, &w, {0}, {0}, 0, 0};
+  Chase c = {sweep_claim, &w, {0}, {0}, 0, 0, 0, 0};
   if (!r->waited) kill(-r->pid, SIGKILL);
   if (r->cg && cg_populated(r->cg) == 1) {
     PidSet members = {0};
@@ -869,6 +925,6 @@ static void tree_atexit(void) {
   if (cg_state > 0) rmdir(cg_base_fs);
   /* whatever else of the runs is still about: strays and leftovers */
   Sweep w = {NULL, 0};
-  Chase c = {sweep_claim, &w, {0}, {0}, 0, 0};
+  Chase c = {sweep_claim, &w, {0}, {0}, 0, 0, 0, 0};
   chase(&c, until);
 }

@@ -127,7 +127,7 @@ while True: time.sleep(1)
         it(("kills a chain whose links each start the next, setsid and exit (%s, after %s us)"):format(shape[1], shape[2]), function()
           local name, stop = chain_name(), dir .. "/chain.stop." .. chains
           finally(function() t.write(stop, "") end) -- a lost chain ends with its test
-          local r = proc.run { exe = bin.chain, argv = { "chain", name, stop, "100", shape[2], "100000", shape[1] },
+          local r = proc.run { exe = bin.chain, argv = { "chain", name, stop, "100", shape[2], "1000000", shape[1] },
             cgroup = mode }
           assert.equal("exited", r.status)
           local alive = hostile.named(name)

@@ -18,8 +18,10 @@
  * link touches are ever made.
  *
  * The chain stops when the file STOP exists or after MAX_LINKS links, so
- * that a chain the supervisor lost cannot outlive its test, nor leave
- * zombies enough to exhaust the machine's pids. */
+ * that a chain the supervisor lost cannot outlive its test.  A chase that
+ * falls behind lets the zombies of the links pile up until the machine's
+ * pids run out, clone fails and the chain ends by itself: the spec then
+ * finds nothing left to kill (killed 0). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
