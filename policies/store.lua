@@ -17,6 +17,7 @@ return {
   idle_wait_ms = 2000,       -- a serving worker with nothing to claim waits this long for a NOTIFY, then rescans
   reconnect_max_ms = 5000,   -- longest pause between attempts to reach an unreachable database
   statement_timeout_ms = 10000, -- client-side bound on one statement's round trip (a partition is an error, not a hang)
+  idle_transaction_timeout_ms = 10000, -- the server ends a session this long idle inside a transaction: a worker lost mid-transaction (a partition, a stopped machine) never holds a run's row lock, which claims skip, for longer
   connect_timeout_seconds = 5,  -- libpq connect_timeout when the URL sets none
   max_concurrency = 64,      -- --concurrency bound
   -- Retained artifacts (the content-addressed evidence store).

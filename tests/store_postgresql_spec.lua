@@ -223,6 +223,37 @@ describe("the PostgreSQL store", function()
       b:close()
     end)
 
+    -- A worker cut off between two statements of a transaction (a
+    -- partition, a paused machine) holds its run's row lock, and every
+    -- claim skips a locked row: without the server ending that session the
+    -- run would wait for TCP to notice, hours later.
+    it("has the server end a session cut off inside a transaction, so that its run is reclaimed", function()
+      local a, b = open { lease_seconds = 2 }, open { lease_seconds = 2 }
+      local ms = require("vkit.policy").store.idle_transaction_timeout_ms
+      assert.equal(tostring(ms // 1000) .. "s", a:query("SHOW idle_in_transaction_session_timeout").rows[1]
+        .idle_in_transaction_session_timeout)
+      local id = a:submit("probe", { ms = 0 })
+      local stale = assert(a:claim "cut-off")
+      local conn = a:connection()
+      local backend = assert(conn:exec "SELECT pg_backend_pid() AS pid").rows[1].pid
+      assert(conn:exec "BEGIN")
+      assert(conn:exec("SELECT run_id FROM vkit.runs WHERE run_id = $1 FOR UPDATE", { id }))
+      -- a says nothing more: the server ends its session, and the lock goes with it
+      assert.is_true(wait_for(function()
+        return assert(sql("SELECT count(*) AS n FROM pg_stat_activity WHERE pid = $1", { backend })).rows[1].n == "0"
+      end, 120), "the server ended the session")
+      assert.is_true(wait_for(function() return b:get(id).stale end, 60))
+      local fresh = assert(b:claim "other", "the run is claimable again")
+      assert.equal(id, fresh.run.id)
+      assert.equal(2, fresh.attempt)
+      assert.is_true(b:complete(fresh, { status = "done", outcome = "ok" }))
+      -- a comes back on a new session and learns that its result is discarded
+      assert.is_false(a:complete(stale, { status = "done", outcome = "STALE" }))
+      assert.equal("ok", b:get(id).state.outcome)
+      a:close()
+      b:close()
+    end)
+
     it("holds a lease that is renewed, and discards a result offered after it expired unclaimed", function()
       local a = open { lease_seconds = 2 }
       local id = a:submit("probe", { ms = 0 })

@@ -82,6 +82,15 @@ function Store:connection()
   self.conn, self.listening = nil, {}
   local conn, message, code = pg.connect(self.conninfo)
   if not conn then raise(("cannot reach the store %s: %s"):format(self.display, message), code) end
+  -- A worker cut off between a transaction's statements (FOR UPDATE held)
+  -- would keep its run from every other worker (claims SKIP LOCKED) until
+  -- TCP noticed, hours later: the server ends such a session instead.
+  local set, why, set_code = conn:exec("SELECT set_config('idle_in_transaction_session_timeout', $1, false)",
+    { tostring(policy.idle_transaction_timeout_ms) }, policy.statement_timeout_ms)
+  if not set then
+    conn:close()
+    raise(("cannot configure the session with the store %s: %s"):format(self.display, why), set_code)
+  end
   self.conn = conn
   return conn
 end
