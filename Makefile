@@ -28,6 +28,11 @@ LDLIBS   += -l:liblua5.4-cjson.a -lz -lm -ldl
 # Relative relocations packed (DT_RELR, glibc 2.36): the static libcrypto's
 # tables make the executable's start mostly relocation.
 EXE_LDFLAGS := -Wl,-E -Wl,-z,pack-relative-relocs
+# Lua linked statically, whole (every API function exported by -E, for the
+# shared modules and Lua C modules such as Busted's): calls into the VM are
+# direct, not through the PLT of liblua5.4.so, and one library fewer is
+# loaded at exec (a cold `vkit vac verify` ~5% faster, bench/vac.lua).
+LUA_LIBS := -Wl,--whole-archive -l:liblua5.4.a -Wl,--no-whole-archive
 CRYPTO_LIBS := -Wl,--exclude-libs,libcrypto.a -l:libcrypto.a $(shell pkg-config --static --libs-only-l libcrypto | sed 's/-lcrypto//') -pthread
 
 # Shared modules: vkit.<name>, built from csrc/<name>.c and csrc/<name>_*.c
@@ -110,10 +115,10 @@ $(BUILD)/obj/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/lib"'
 $(BUILD)/asan/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/asan-lib"'
 
 vkit: $(OBJECTS) $(EXTRA_OBJECTS) $(SHARED_OBJECTS)
-	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(shell pkg-config --libs lua5.4) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(LUA_LIBS) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
 
 vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(ASAN_SHARED_OBJECTS)
-	$(CC) $(LDFLAGS) $(ASAN) $(EXE_LDFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(shell pkg-config --libs lua5.4) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(ASAN) $(EXE_LDFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(LUA_LIBS) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
 
 # The one test command (README, CI): Busted through vkit, closing with
 # a plain "N passed, N failed" line; non-zero exit on any failure or error.
