@@ -254,6 +254,44 @@ describe("the PostgreSQL store", function()
       b:close()
     end)
 
+    -- A worker's first completion looks up the evidence root in the
+    -- database; an outage at that moment once failed a run that had
+    -- succeeded ("cannot retain the attempt's files: cannot reach the store").
+    it("retries retaining a finished attempt's files while the database is down, and the run ends done", function()
+      local store = open { lease_seconds = 600 }
+      local id = store:submit("probe", { ms = 0 })
+      local ready, go, answer, log = dir .. "/ready", dir .. "/go", dir .. "/answer", dir .. "/complete.log"
+      local script = dir .. "/complete.lua"
+      t.write(script, ([[
+local vkit = require "vkit"
+local store = require("vkit.store").open { store = %q, project = %q, lease_seconds = 600 }
+local claim = assert(store:claim "outage")
+assert(vkit.fs.write_atomic(claim.attempt_dir .. "/result.txt", "kept\n"))
+assert(vkit.fs.write_atomic(%q, ""))
+while not vkit.fs.lstat(%q) do vkit.sys.sleep(0.01) end
+assert(vkit.fs.write_atomic(%q, tostring(store:complete(claim, { status = "done", outcome = "ok" }))))
+]]):format(db.url, dir, ready, go, answer))
+      assert(require("vkit.sys").spawn_detached { exe = vkit.exe, argv = { vkit.exe, "script", script }, cwd = dir,
+        log = log, env = { "PATH=/usr/bin:/bin", "HOME=" .. dir, "VKIT_CACHE=" .. dir .. "/cache" } })
+      assert.is_true(wait_for(function() return vkit.fs.lstat(ready) ~= nil end, 120), "the claim was made: " .. (vkit.fs.lstat(log) and t.slurp(log) or "no log"))
+      local down = true
+      finally(function() if down then pcall(server.start_server, server) end end)
+      server:stop_server()
+      t.write(go, "")
+      assert.is_true(wait_for(function()
+        return (t.slurp(log) or ""):find("retaining the files of run " .. id, 1, true) ~= nil
+      end, 120), "the worker said it is retrying")
+      server:start_server()
+      down = false
+      assert.is_true(wait_for(function() return vkit.fs.lstat(answer) ~= nil end, 120), t.slurp(log))
+      assert.equal("true", t.slurp(answer), t.slurp(log))
+      local run = store:get(id)
+      assert.equal("done", run.state.status)
+      assert.equal("ok", run.state.outcome)
+      assert.equal(1, #store:artifacts(run, 1))
+      store:close()
+    end)
+
     it("holds a lease that is renewed, and discards a result offered after it expired unclaimed", function()
       local a = open { lease_seconds = 2 }
       local id = a:submit("probe", { ms = 0 })

@@ -453,18 +453,36 @@ local function complete_once(self, claim, fields, retained)
   end)
 end
 
+-- Says on stderr that `what` could not reach the database, waits, and
+-- returns the next (doubled, bounded) pause.
+local function retry_later(claim, what, err, pause)
+  io.stderr:write(("%s worker %d: %s run %s attempt %d: %s; retrying in %d ms\n"):format(common.now(), sys.pid(),
+    what, claim.run.id, claim.attempt, tostring(err), pause))
+  sys.sleep(pause / 1000)
+  return math.min(pause * 2, policy.reconnect_max_ms)
+end
+
 --- Retains the attempt's files, then records its end if the lease still
 --  holds.  A database that cannot be reached is tried again until it
---  answers (with backoff, each failure said on stderr): the answer is then
---  certain either way, and a worker never goes on not knowing whether its
---  result counted.
+--  answers (with backoff, each failure said on stderr), for the files (the
+--  evidence root may have to be looked up) as for the record: the answer is
+--  then certain either way, a worker never goes on not knowing whether its
+--  result counted, and an outage never fails a run that succeeded.
 function Store:complete(claim, fields)
-  local ok, retained = pcall(self.retain, self, claim)
-  if not ok then
-    fields = { status = "failed", error = "cannot retain the attempt's files: " .. tostring(retained) }
-    retained = json.array()
-  end
   local pause = policy.poll_ms
+  local retained
+  while not retained do
+    local ok, got = pcall(self.retain, self, claim)
+    if ok then
+      retained = got
+    elseif M.is_connection_error(got) then
+      pause = retry_later(claim, "retaining the files of", got, pause)
+    else
+      fields = { status = "failed", error = "cannot retain the attempt's files: " .. tostring(got) }
+      retained = json.array()
+    end
+  end
+  pause = policy.poll_ms
   while true do
     local done, accepted = pcall(complete_once, self, claim, fields, retained)
     if done then
@@ -472,10 +490,7 @@ function Store:complete(claim, fields)
       return accepted
     end
     if not M.is_connection_error(accepted) then error(accepted, 0) end
-    io.stderr:write(("%s worker %d: recording run %s attempt %d: %s; retrying in %d ms\n"):format(common.now(),
-      sys.pid(), claim.run.id, claim.attempt, tostring(accepted), pause))
-    sys.sleep(pause / 1000)
-    pause = math.min(pause * 2, policy.reconnect_max_ms)
+    pause = retry_later(claim, "recording", accepted, pause)
   end
 end
 
