@@ -165,8 +165,10 @@ typedef struct Chase {
 
 /* Kills every claimed child of this process and, below each, every process
  * it had when it was killed, reaping as they die, until a pass finds none
- * alive and reaps none (the tree is empty) or `until` passes.  Returns 1
- * when the tree was found empty. */
+ * alive and reaps none (the tree is empty) or `until` passes (0: one pass,
+ * nothing counted).  Returns 1 when the tree was found empty; otherwise
+ * `surviving` counts what was alive at the end, never 0 while a claimed
+ * descendant lives. */
 int chase(Chase *c, ms_t until);
 
 /* Finds, beside this process's cgroup, the cgroups vkit-<pid> of vkit

@@ -306,6 +306,20 @@ static int reap_child(Chase *c, pid_t k, int claim) {
   return 1;
 }
 
+/* How many of our claimed children are alive, by claim. */
+static void count_alive(Chase *c, int *this_alive, int *strays_alive) {
+  PidSet kids = {0};
+  list_children(0, &kids);
+  for (size_t i = 0; i < kids.n; i++) {
+    ProcStat st;
+    if (proc_stat(kids.v[i], &st) != 0 || st.state == 'Z' || st.state == 'X') continue;
+    int claim = c->all_ours_but > 0 && kids.v[i] != c->all_ours_but ? CLAIM_THIS : c->claim(c->ctx, kids.v[i], &st);
+    if (claim == CLAIM_THIS) ++*this_alive;
+    else if (claim == CLAIM_STRAY) ++*strays_alive;
+  }
+  free(kids.v);
+}
+
 int chase(Chase *c, ms_t until) {
   PidSet seen = {0};
   int empty = 0;
@@ -347,8 +361,14 @@ int chase(Chase *c, ms_t until) {
     free(kids.v);
     if (alive.n == 0 && reaped == 0) empty = 1;
     else if (proc_now_ms() >= until) {
-      c->surviving = this_alive;
-      c->stray_surviving = strays_alive;
+      /* The last pass may have reaped the parents of processes it never
+       * saw (re-parented to us as those parents died): count what is alive
+       * among our children now.  A live descendant is our child or below
+       * one that lives, so none alive here means none at all. */
+      int still_this = 0, still_strays = 0;
+      if (until > 0) count_alive(c, &still_this, &still_strays);
+      c->surviving = this_alive > still_this ? this_alive : still_this;
+      c->stray_surviving = strays_alive > still_strays ? strays_alive : still_strays;
     } else {
       /* Killed ones take a moment to die; a newly found one means the
        * chase is running behind, so go round again at once. */
