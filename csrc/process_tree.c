@@ -159,21 +159,21 @@ static void pidset_index(PidSet *s, pid_t p) {
   slot[i] = p;
 }
 
-/* Moves v[0..n) to a block of cap members and indexes them afresh. */
-static int pidset_rebuild(PidSet *s, size_t cap) {
-  pid_t *v = malloc(3 * cap * sizeof *v);
-  if (!v) return -1;
-  if (s->n) memcpy(v, s->v, s->n * sizeof *v);
-  memset(v + cap, 0, 2 * cap * sizeof *v);
-  free(s->v);
-  s->v = v, s->cap = cap;
+/* Indexes v[0..n) afresh, in place. */
+static void pidset_reindex(PidSet *s) {
+  memset(pidset_slots(s), 0, 2 * s->cap * sizeof *s->v);
   for (size_t i = 0; i < s->n; i++) pidset_index(s, s->v[i]);
-  return 0;
 }
 
 void pidset_add(PidSet *s, pid_t p) {
   if (p <= 0 || pidset_has(s, p)) return;
-  if (s->n == s->cap && pidset_rebuild(s, s->cap ? 2 * s->cap : 64) != 0) return;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    pid_t *v = realloc(s->v, 3 * cap * sizeof *v); /* the members stay where they were */
+    if (!v) return;
+    s->v = v, s->cap = cap;
+    pidset_reindex(s);
+  }
   s->v[s->n++] = p;
   pidset_index(s, p);
 }
@@ -182,7 +182,7 @@ static void pidset_remove(PidSet *s, pid_t p) {
   for (size_t i = 0; i < s->n; i++)
     if (s->v[i] == p) {
       s->v[i] = s->v[--s->n];
-      pidset_rebuild(s, s->cap); /* rare (a disowned daemon reaped): O(n) is fine */
+      pidset_reindex(s); /* rare (a disowned daemon reaped): O(n) is fine */
       return;
     }
 }
@@ -313,7 +313,7 @@ static void count_alive(Chase *c, int *this_alive, int *strays_alive) {
   for (size_t i = 0; i < kids.n; i++) {
     ProcStat st;
     if (proc_stat(kids.v[i], &st) != 0 || st.state == 'Z' || st.state == 'X') continue;
-    int claim = c->all_ours_but > 0 && kids.v[i] != c->all_ours_but ? CLAIM_THIS : c->claim(c->ctx, kids.v[i], &st);
+    int claim = c->claim(c->ctx, kids.v[i], &st);
     if (claim == CLAIM_THIS) ++*this_alive;
     else if (claim == CLAIM_STRAY) ++*strays_alive;
   }
