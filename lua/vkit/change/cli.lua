@@ -8,6 +8,7 @@
 local json = require "vkit.json"
 local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
+local store_policy = require("vkit.policy").store
 local certify = require "vkit.change.certify"
 local methods = require "vkit.change.methods"
 local coverage = require "vkit.change.coverage"
@@ -90,7 +91,7 @@ function M.wait(store, id, seconds, echo)
         shown = #log
       elseif code == "too-large" and not over then
         echo(("(the progress of attempt %d passed %d bytes: the whole of it is the retained progress.log)\n")
-          :format(n, require("vkit.policy").store.progress_bytes))
+          :format(n, store_policy.progress_bytes))
         over = true
       end
     end
