@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -35,7 +36,7 @@ typedef struct {
 
 struct VkitChunks {
   int fd;
-  size_t chunk;
+  size_t chunk, room;          /* bytes read into a slot; bytes before it for a carried tail */
   VkitSha256 *sha;
   Slot slot[SLOTS];
   void *map;
@@ -97,15 +98,17 @@ static void *reader(void *arg) {
   }
 }
 
-VkitChunks *vkit_chunks_start(int fd, size_t chunk, int ahead, VkitSha256 *sha) {
+VkitChunks *vkit_chunks_start(int fd, size_t chunk, size_t room, int ahead, VkitSha256 *sha) {
   VkitChunks *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->fd = fd;
   c->chunk = chunk;
+  c->room = room;
   c->sha = sha;
   c->taken = -1;
   int slots = ahead ? SLOTS : 1;
-  c->map_len = (size_t)slots * chunk + (chunk >= HUGE_PAGE ? HUGE_PAGE : 0);
+  size_t stride = room + chunk;
+  c->map_len = (size_t)slots * stride + (chunk >= HUGE_PAGE ? HUGE_PAGE : 0);
   c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (c->map == MAP_FAILED) {
     free(c);
@@ -114,9 +117,9 @@ VkitChunks *vkit_chunks_start(int fd, size_t chunk, int ahead, VkitSha256 *sha) 
   unsigned char *base = c->map;
   if (chunk >= HUGE_PAGE) {
     base = (unsigned char *)(((uintptr_t)base + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-    madvise(base, (size_t)slots * chunk, MADV_HUGEPAGE);
+    madvise(base, (size_t)slots * stride, MADV_HUGEPAGE);
   }
-  for (int i = 0; i < slots; i++) c->slot[i].buf = base + (size_t)i * chunk;
+  for (int i = 0; i < slots; i++) c->slot[i].buf = base + (size_t)i * stride + room;
   if (ahead && pthread_mutex_init(&c->mu, NULL) == 0) {
     if (pthread_cond_init(&c->cv, NULL) == 0) {
       sigset_t all, old;
@@ -131,10 +134,14 @@ VkitChunks *vkit_chunks_start(int fd, size_t chunk, int ahead, VkitSha256 *sha) 
   return c;
 }
 
-/* Without a thread: read and hash the next chunk now, into slot 0. */
-static int next_inline(VkitChunks *c, const unsigned char **data, size_t *len, int *err) {
+/* Without a thread: read and hash the next chunk now, into slot 0, the
+ * tail moved to just before it first. */
+static int next_inline(VkitChunks *c, const unsigned char *tail, size_t tail_len, const unsigned char **data,
+                       size_t *len, int *last, int *err) {
+  *err = 0;
   if (c->done) return 0;
   Slot *s = &c->slot[0];
+  if (tail_len) memmove(s->buf - tail_len, tail, tail_len);
   s->len = read_full(c->fd, s->buf, c->chunk, err);
   if (*err) {
     c->done = 1;
@@ -142,37 +149,60 @@ static int next_inline(VkitChunks *c, const unsigned char **data, size_t *len, i
   }
   if (c->sha && s->len) vkit_sha256_update(c->sha, s->buf, s->len);
   if (s->len < c->chunk) c->done = c->complete = 1;
-  if (!s->len) return 0;
-  *data = s->buf;
-  *len = s->len;
-  return 1;
+  *last = c->done;
+  *data = s->buf - tail_len;
+  *len = s->len + tail_len;
+  return *len ? 1 : 0;
 }
 
-int vkit_chunks_next(VkitChunks *c, const unsigned char **data, size_t *len, int *err) {
-  if (!c->threaded) return next_inline(c, data, len, err);
-  pthread_mutex_lock(&c->mu);
-  if (c->taken >= 0) { /* given back */
-    Slot *s = &c->slot[c->taken];
-    s->returned = 1;
-    if (s->hashed) s->filled = 0;
-    c->taken = -1;
-    pthread_cond_broadcast(&c->cv);
+/* Gives back the slot handed out before (with c->mu held). */
+static void give_back(VkitChunks *c) {
+  if (c->taken < 0) return;
+  Slot *s = &c->slot[c->taken];
+  s->returned = 1;
+  if (s->hashed) s->filled = 0;
+  c->taken = -1;
+  pthread_cond_broadcast(&c->cv);
+}
+
+int vkit_chunks_next_after(VkitChunks *c, const unsigned char *tail, size_t tail_len, const unsigned char **data,
+                           size_t *len, int *last, int *err) {
+  if (tail_len > c->room) {
+    *err = ENOBUFS;
+    return -1;
   }
+  if (!c->threaded) return next_inline(c, tail, tail_len, data, len, last, err);
+  pthread_mutex_lock(&c->mu);
+  if (!tail_len) give_back(c); /* nothing of it is needed: the reader may refill it at once */
   if (c->done) {
+    give_back(c);
     pthread_mutex_unlock(&c->mu);
+    *err = 0;
     return 0;
   }
   int i = (int)(c->take++ % SLOTS);
-  Slot *s = &c->slot[i];
+  Slot *s = &c->slot[i]; /* never the slot held: that is the one before it */
   while (!s->filled || s->returned) pthread_cond_wait(&c->cv, &c->mu);
+  pthread_mutex_unlock(&c->mu);
+  /* the reader writes a slot only once it is given back, and hashes only
+   * its chunk: the room before it is the caller's */
+  if (tail_len) memcpy(s->buf - tail_len, tail, tail_len);
+  pthread_mutex_lock(&c->mu);
+  give_back(c);
   c->taken = i;
   c->done = s->last;
-  int status = s->err ? -1 : s->len ? 1 : 0;
+  int status = s->err ? -1 : s->len + tail_len ? 1 : 0;
   *err = s->err;
-  *data = s->buf;
-  *len = s->len;
+  *last = s->last;
+  *data = s->buf - tail_len;
+  *len = s->len + tail_len;
   pthread_mutex_unlock(&c->mu);
   return status;
+}
+
+int vkit_chunks_next(VkitChunks *c, const unsigned char **data, size_t *len, int *err) {
+  int last;
+  return vkit_chunks_next_after(c, NULL, 0, data, len, &last, err);
 }
 
 int vkit_chunks_finish(VkitChunks *c) {

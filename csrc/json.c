@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -150,6 +151,7 @@ typedef struct { const char *s; size_t len; } HeldKey;
 #define TALLY_DEPTH 256
 #define TALLY_COMBOS (1 << 16)
 #define TALLY_CHUNK ((size_t)2 << 20) /* a huge page */
+#define READ_CHUNK ((size_t)256 << 10) /* json.read's tally: chunks that stay in the caches */
 #define TALLY_AHEAD ((off_t)1 << 20) /* a file this large is read ahead on a second thread */
 
 enum { T_ABSENT, T_NULL, T_TRUE, T_FALSE, T_INT, T_FLOAT, T_STRING };
@@ -193,6 +195,7 @@ typedef struct Tally {
 
 static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned char *p, const unsigned char *end,
                                       int combos, int object_mt);
+static int reserve_bytes(void *bufp, size_t *cap, size_t len, size_t n);
 
 typedef struct {
   lua_State *L;
@@ -228,6 +231,19 @@ typedef struct {
    * by tally_row into the combos table at stack slot tally_combos. */
   Tally *tally;
   int tally_combos;
+  /* Chunked input (json.read's tally of a large file, read_chunked): p..end
+   * is the chunk at hand and the rest of the file comes from chunks.  The
+   * streamed array's rows are read on across chunks (a row a chunk cuts is
+   * read again with the next one behind it); once the array closes, all
+   * that follows is gathered into rest and read as usual.  What this cannot
+   * read (a row longer than a carried tail may be, anything before the
+   * array past the first chunk) fails, and the file is then read whole. */
+  VkitChunks *chunks;
+  int chunk_last;          /* the chunk at hand is the file's last */
+  size_t chunk_read;       /* bytes of the file handed over so far */
+  size_t chunk_margin;     /* a row starting this near a chunk's end waits for the next */
+  unsigned char *rest;     /* malloc'd: everything after the streamed array */
+  size_t rest_cap;
   const char *code;      /* set on failure */
   size_t offset;
   char message[200];
@@ -594,26 +610,89 @@ static void remove_dropped(lua_State *L, int idx) {
   }
 }
 
+/* ---- chunked input (see Parser.chunks) ---- */
+
+
+/* The next chunk, behind the unread tail of the one at hand; 0, or -1
+ * (code "chunked": the file is to be read whole). */
+static int chunk_more(Parser *ps) {
+  const unsigned char *data;
+  size_t n, tail = (size_t)(ps->end - ps->p);
+  int last = 1, err = 0;
+  int got = vkit_chunks_next_after(ps->chunks, ps->p, tail, &data, &n, &last, &err);
+  if (got < 0) return perr(ps, ps->p, "chunked", "cannot read on in chunks (%s)", strerror(err));
+  if (got == 0) { /* the file ended where the last chunk did (the tail is then empty) */
+    ps->chunk_last = 1;
+    return 0;
+  }
+  ps->chunk_read += n - tail;
+  ps->chunk_last = last;
+  ps->start = ps->p = data;
+  ps->end = data + n;
+  return 0;
+}
+
+/* At least need bytes readable at p, or all that is left of the file. */
+static int chunk_ahead(Parser *ps, size_t need) {
+  while (ps->chunks && !ps->chunk_last && (size_t)(ps->end - ps->p) < need)
+    if (chunk_more(ps)) return -1;
+  return 0;
+}
+
+/* skip_ws, on into the next chunk when white space reaches the end of one. */
+static int chunk_skip_ws(Parser *ps) {
+  for (;;) {
+    skip_ws(ps);
+    if (ps->p < ps->end || !ps->chunks || ps->chunk_last) return 0;
+    if (chunk_more(ps)) return -1;
+  }
+}
+
+/* Everything after p, to the end of the file, into ps->rest; parsing goes
+ * on there. */
+static int chunk_gather(Parser *ps) {
+  size_t len = 0;
+  for (;;) {
+    size_t n = (size_t)(ps->end - ps->p);
+    if (reserve_bytes(&ps->rest, &ps->rest_cap, len, n + 1))
+      return perr(ps, ps->p, "chunked", "out of memory");
+    memcpy(ps->rest + len, ps->p, n);
+    len += n;
+    ps->p = ps->end;
+    if (ps->chunk_last) break;
+    if (chunk_more(ps)) return -1;
+  }
+  ps->start = ps->p = ps->rest;
+  ps->end = ps->rest + len;
+  return 0;
+}
+
 /* The streamed member's array: each element goes to the stream function
  * as it is parsed; the member's value is left as a placeholder. */
 static int stream_array(Parser *ps) {
   lua_State *L = ps->L;
   lua_Integer i = 0;
-  skip_ws(ps);
+  if (chunk_skip_ws(ps)) return -1;
   if (ps->p < ps->end && *ps->p == ']') {
     ps->p++;
   } else if (ps->tally) { /* counted in C: no value per element */
     for (;;) {
+      if (chunk_ahead(ps, ps->chunk_margin)) return -1;
       const unsigned char *next = tally_row(L, ps->tally, ps->p, ps->end, ps->tally_combos, ps->object_mt);
+      if (!next && ps->chunks && !ps->chunk_last) { /* perhaps the chunk's end cut it: again, with more */
+        ps->tally->rows--;
+        if (chunk_more(ps)) return -1;
+        continue;
+      }
       if (!next) return perr(ps, ps->p, "not-exact", "row %d: %s", (int)ps->tally->rows, ps->tally->why);
       ps->p = next;
       i++;
-      skip_ws(ps);
+      if (chunk_skip_ws(ps)) return -1;
       if (ps->p >= ps->end) return perr(ps, ps->p, "invalid-json", "unterminated array");
       if (*ps->p == ']') { ps->p++; break; }
       if (*ps->p != ',') return perr(ps, ps->p, "invalid-json", "expected ',' or ']'");
       ps->p++;
-      skip_ws(ps);
+      if (chunk_skip_ws(ps)) return -1;
     }
   } else {
     for (;;) {
@@ -633,6 +712,7 @@ static int stream_array(Parser *ps) {
       ps->p++;
     }
   }
+  if (ps->chunks && chunk_gather(ps)) return -1;
   ps->streamed = i;
   ps->depth--;
   lua_pushboolean(L, 1); /* holds the key until the object is complete */
@@ -1574,7 +1654,7 @@ static int json_tally_lines(lua_State *L) {
    * would clear, and perhaps compact memory for, to hold a few rows */
   size_t chunk = TALLY_CHUNK;
   if (st.st_size < TALLY_AHEAD) chunk = ((size_t)st.st_size + 4096) & ~(size_t)4095;
-  VkitChunks *chunks = pin && !sha ? NULL : vkit_chunks_start(fd, chunk, st.st_size >= TALLY_AHEAD, sha);
+  VkitChunks *chunks = pin && !sha ? NULL : vkit_chunks_start(fd, chunk, 0, st.st_size >= TALLY_AHEAD, sha);
   unsigned char *carry = NULL; /* a line begun in the previous chunk */
   size_t carry_len = 0, carry_cap = 0;
   int status = 0, err = 0;
@@ -1655,6 +1735,128 @@ static int json_decode(lua_State *L) {
   return push_parse_error(L, &ps);
 }
 
+/* json.read's results for a tally, the document on the stack top: the
+ * document without the streamed member's placeholder, and the tally (its
+ * `read`: "chunks" or "whole", how the file was read). */
+static int finish_tally(lua_State *L, Tally *tally, int chunked) {
+  lua_pushvalue(L, 4);
+  lua_pushnil(L);
+  lua_rawset(L, -3);
+  tally_result(L, tally, 10);
+  tally_free(tally);
+  lua_pushstring(L, chunked ? "chunks" : "whole");
+  lua_setfield(L, -2, "read");
+  return 2;
+}
+
+/* What read_chunked holds while it reads: released on any exit, a raised
+ * error included (the reader thread stopped, the file closed). */
+typedef struct {
+  VkitChunks *chunks;
+  VkitSha256 *sha;
+  unsigned char *rest;
+  int fd;
+} ChunkedRead;
+
+static int chunked_release(ChunkedRead *c) {
+  int complete = c->chunks && vkit_chunks_finish(c->chunks);
+  c->chunks = NULL;
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+  free(c->rest);
+  c->rest = NULL;
+  return complete;
+}
+
+static int chunked_gc(lua_State *L) {
+  ChunkedRead *c = lua_touserdata(L, 1);
+  chunked_release(c);
+  if (c->sha) {
+    unsigned char md[32];
+    vkit_sha256_final(c->sha, md); /* frees it */
+    c->sha = NULL;
+  }
+  return 0;
+}
+
+/* A tally that starts over: its fields kept, everything counted dropped. */
+static void tally_reset(Tally *t) {
+  int nfields = t->nfields, lines = t->lines;
+  Name fields[TALLY_FIELDS];
+  memcpy(fields, t->fields, sizeof fields);
+  tally_free(t);
+  memset(t, 0, sizeof *t);
+  t->nfields = nfields;
+  t->lines = lines;
+  memcpy(t->fields, fields, sizeof fields);
+}
+
+/*
+ * json.read's tally of a file of at least two chunks (the stack as
+ * json_read leaves it: 4 the stream key, 9 the tally, 10 its combos), read
+ * in chunks on a second thread that hashes them (csrc/chunks.c) while the
+ * rows are scanned as they come: no buffer of the file's size, and the
+ * reading overlaps the scan.  0 with the document on the stack top; a
+ * count of results pushed (the file refused as vkit.fs.read refuses it,
+ * or bytes that do not hold the pin); or -1, the tally and its combos
+ * reset, when the file is to be read whole instead: smaller than two
+ * chunks, over max, or anything that did not decode here (the whole read
+ * then decides it, and names what is wrong).
+ */
+static int read_chunked(lua_State *L, const char *path, lua_Integer max, int nofollow, int max_depth,
+                        const char *pin, Tally *tally, size_t chunk) {
+  struct stat st;
+  ChunkedRead *c = vkit_newgcdata(L, sizeof *c, "vkit.json.chunked", chunked_gc); /* 11 */
+  c->fd = -1;
+  int fd = vkit_open_regular(L, path, nofollow, &st);
+  if (fd < 0) return 3;
+  c->fd = fd;
+  if (st.st_size > max || st.st_size < (off_t)(2 * chunk)) {
+    chunked_release(c);
+    lua_settop(L, 10);
+    return -1;
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (pin && !(c->sha = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+  c->chunks = vkit_chunks_start(fd, chunk, chunk, 1, c->sha);
+  int status = -1;
+  Parser ps;
+  parser_init(&ps, L, NULL, 0, max_depth);
+  if (c->chunks) {
+    ps.stream_fn = 5;
+    ps.stream_key = lua_tolstring(L, 4, &ps.stream_key_len);
+    ps.tally = tally;
+    ps.tally_combos = 10;
+    ps.chunks = c->chunks;
+    ps.chunk_margin = chunk / 8;
+    status = chunk_more(&ps);
+    if (status == 0) status = decode_buffer(&ps, ARRAY_MT_UV, OBJECT_MT_UV, 0);
+  }
+  c->rest = ps.rest; /* freed by the release, whatever happens */
+  /* decoded only if the streamed array closed (so all after it was read
+   * too) and the file held the bytes fstat counted */
+  int whole = status == 0 && ps.rest && ps.chunk_read == (size_t)st.st_size;
+  int complete = chunked_release(c);
+  if (whole && complete && c->sha) {
+    char hex[65];
+    final_hex(c->sha, hex);
+    c->sha = NULL;
+    if (memcmp(hex, pin, 64) != 0) {
+      lua_settop(L, 10);
+      return push_mismatch(L, pin, hex); /* whatever was decoded is dropped */
+    }
+  }
+  if (whole && complete) {
+    lua_remove(L, 11); /* the userdata, under the document */
+    return 0;
+  }
+  lua_settop(L, 10);
+  tally_reset(tally);
+  lua_newtable(L);
+  lua_replace(L, 10);
+  return -1;
+}
+
 /*
  * read(path, max_bytes [, {max_depth, nofollow}]): decode(the file's bytes),
  * without making them a Lua string: the bytes are read at their size into a
@@ -1668,7 +1870,12 @@ static int json_decode(lua_State *L) {
  * with fields = {names...} as well, an element that is an object keeps only
  * those members (the others are read and checked, and dropped); with
  * order_of = name and each_key = function, the keys of its member `name`,
- * if that is an object, go to each_key(key) in document order.
+ * if that is an object, go to each_key(key) in document order.  With
+ * stream = name and tally = {fields...}, the member's elements are tallied
+ * (see Tallies) and read returns value, {rows, combos, read}; a file of at
+ * least two chunks (chunk = bytes, 4096..64 MiB, default 256 KiB; 0 reads
+ * whole) is then read in chunks hashed on a second thread as the rows are
+ * scanned (read_chunked; read = "chunks", else "whole").
  */
 static int json_read(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
@@ -1731,6 +1938,20 @@ static int json_read(lua_State *L) {
     lua_pushnil(L);
     lua_pushnil(L);
   }
+  size_t chunk = 0; /* json.read's tally reads a large file in chunks of this size (0: whole) */
+  if (tally) {
+    lua_Integer n = vkit_optintfield(L, 3, "chunk", (lua_Integer)READ_CHUNK);
+    luaL_argcheck(L, n == 0 || (n >= 4096 && n <= ((lua_Integer)64 << 20)), 3, "chunk must be 0 or 4096..64 MiB");
+    chunk = lua_isnil(L, 7) ? (size_t)n : 0; /* key order is read from a whole buffer */
+  }
+  if (tally && chunk) {
+    int pushed = read_chunked(L, path, max, nofollow, max_depth, pin, tally, (size_t)chunk);
+    if (pushed > 0) {
+      tally_free(tally);
+      return pushed;
+    }
+    if (pushed == 0) return finish_tally(L, tally, 1);
+  }
   VkitFileBytes *buf = vkit_read_file(L, path, max, nofollow); /* as vkit.fs.read refuses */
   if (!buf) return 3;
   /* With a pin the bytes are hashed before anything of them reaches Lua,
@@ -1776,16 +1997,14 @@ static int json_read(lua_State *L) {
     if (tally) tally_free(tally);
     return 1;
   }
-  lua_pushvalue(L, 4); /* the member's placeholder goes */
-  lua_pushnil(L);
-  lua_rawset(L, -3);
   if (!tally) {
+    lua_pushvalue(L, 4); /* the member's placeholder goes */
+    lua_pushnil(L);
+    lua_rawset(L, -3);
     lua_pushinteger(L, ps.streamed);
     return 2;
   }
-  tally_result(L, tally, 10);
-  tally_free(tally);
-  return 2;
+  return finish_tally(L, tally, 0);
 }
 
 /* ======================================================================

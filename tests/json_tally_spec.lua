@@ -326,6 +326,177 @@ describe("vkit.json.tally_lines", function()
       undecided))
   end)
 
+  -- json.read's tally reads a file of two chunks or more (256 KiB by
+  -- default; `chunk` sets it, 0 reads whole) in chunks hashed on a second
+  -- thread, the rows scanned as they come.  Whatever it cannot read there
+  -- (a row longer than a carried tail may be, a document whose array does
+  -- not begin in the first chunk) it reads whole, so with 4 KiB chunks
+  -- every document below must come out exactly as read whole: the value,
+  -- the tally, or the refusal, message for message.
+  describe("json.read's tally, read in chunks", function()
+    local CHUNKED = 4096
+    local how -- the last outcome's tally.read
+
+    -- What json.read makes of the file: its value and tally, or its refusal.
+    local function outcome(p, chunk, pin)
+      how = nil
+      local v, r, code, detail = json.read(p, 1 << 30, { stream = "cases", tally = FIELDS, chunk = chunk, sha256 = pin })
+      if v == nil then return table.concat({ "refused", tostring(r), tostring(code), tostring(detail) }, " | ") end
+      local parts = { json.encode(v) }
+      if type(r) == "table" then
+        parts[2] = "rows " .. r.rows
+        how = r.read
+        for _, c in ipairs(r.combos) do parts[#parts + 1] = ("%s n=%d first=%d"):format(json.encode(c.row), c.n, c.first) end
+      else
+        parts[2] = "no tally: " .. tostring(r)
+      end
+      return table.concat(parts, "\n")
+    end
+
+    -- The document text, written to p, reads the same in chunks as whole;
+    -- returns that and how the chunked read read it ("chunks", "whole", or
+    -- nil for a refusal).
+    local function same_both_ways(p, text, why, pin)
+      t.write(p, text)
+      local whole = outcome(p, 0, pin)
+      assert.equal("whole", how or "whole", why)
+      assert.equal(whole, outcome(p, CHUNKED, pin), why)
+      return whole, how
+    end
+
+    -- n rows of varied lengths (so that chunk boundaries fall at every kind
+    -- of place), joined by sep
+    local function rows(n, seed, sep)
+      math.randomseed(seed)
+      local out = {}
+      for i = 1, n do
+        local suite = ({ "a", "b", "c" })[math.random(3)]
+        local ok = ({ "true", "false", "null", "1", "2.5" })[math.random(5)]
+        out[i] = ('{"suite":"%s","member":"m%d","ok":%s,"note":"%s"}'):format(suite, math.random(4), ok,
+          ("n"):rep(math.random(0, 300)))
+      end
+      return table.concat(out, sep or ",")
+    end
+
+    it("reads rows cut at every kind of place by the chunks' ends, as whole", function()
+      local p = dir .. "/doc.json"
+      for seed = 1, 8 do
+        local sep = ({ ",", ", ", ",\n  ", " ,\t" })[seed % 4 + 1]
+        local text = '{"meta":{"n":1},"cases":[' .. rows(300, seed, sep) .. '],"z":[1,2]}'
+        local r, read = same_both_ways(p, text, "seed " .. seed)
+        assert.matches("rows 300", r)
+        assert.equal("chunks", read)
+      end
+      -- white space longer than a chunk, between rows and before the close
+      local text = '{"cases":[' .. rows(40, 9) .. (" "):rep(3 * CHUNKED) .. "," .. rows(40, 10) .. ("\n"):rep(CHUNKED + 7) .. "]}"
+      local r, read = same_both_ways(p, text, "long white space")
+      assert.matches("rows 80", r)
+      assert.equal("chunks", read)
+    end)
+
+    it("ends the file where a chunk ends, and reads a file of two chunks or just under", function()
+      local p = dir .. "/doc.json"
+      for _, size in ipairs { 2 * CHUNKED - 1, 2 * CHUNKED, 2 * CHUNKED + 1, 3 * CHUNKED, 4 * CHUNKED, 4 * CHUNKED + 1 } do
+        local head = '{"cases":[' .. rows(8, size) .. "]"
+        local text = head .. (" "):rep(size - #head - 1) .. "}"
+        assert.equal(size, #text)
+        local whole, read = same_both_ways(p, text, size .. " bytes")
+        assert.matches("rows 8", whole)
+        assert.equal(size < 2 * CHUNKED and "whole" or "chunks", read, size .. " bytes")
+        -- and a byte after the document, at the very end
+        same_both_ways(p, text .. "x", size .. " bytes and one")
+      end
+    end)
+
+    it("reads whole what it cannot read in chunks: a long row, a long head", function()
+      local p = dir .. "/doc.json"
+      local long = '{"suite":"a","member":"m1","ok":true,"note":"' .. ("x"):rep(3 * CHUNKED) .. '"}'
+      local text = '{"cases":[' .. rows(50, 11) .. "," .. long .. "," .. rows(50, 12) .. "]}"
+      local r, read = same_both_ways(p, text, "a row longer than a chunk")
+      assert.matches("rows 101", r)
+      assert.equal("whole", read)
+      -- a row as long as a chunk is carried whole into the next one
+      long = '{"suite":"a","member":"m1","ok":true,"note":"' .. ("x"):rep(CHUNKED - 60) .. '"}'
+      text = '{"cases":[' .. rows(50, 11) .. "," .. long .. "," .. long .. "," .. rows(50, 12) .. "]}"
+      r, read = same_both_ways(p, text, "rows as long as a chunk")
+      assert.matches("rows 102", r)
+      assert.equal("chunks", read)
+      text = '{"meta":"' .. ("m"):rep(3 * CHUNKED) .. '","cases":[' .. rows(50, 13) .. "]}"
+      r, read = same_both_ways(p, text, "the array past the first chunk")
+      assert.matches("rows 50", r)
+      assert.equal("whole", read)
+      text = '{"cases":[],"tail":"' .. ("t"):rep(3 * CHUNKED) .. '"}'
+      r, read = same_both_ways(p, text, "an empty array and a long tail")
+      assert.matches("rows 0", r)
+      assert.equal("chunks", read)
+    end)
+
+    it("never takes a document that ends early for the file", function()
+      local p = dir .. "/doc.json"
+      -- no streamed array: the first chunk holds a whole document, and what
+      -- follows in the file decides (with the file's last chunk read, and
+      -- hashed, while the first is still being read, or not)
+      for _, spaces in ipairs { 2 * CHUNKED, 3 * CHUNKED } do
+        local r = same_both_ways(p, '{"x":1}' .. (" "):rep(spaces) .. "z", "bytes after the value")
+        assert.matches("trailing bytes", r)
+        r = same_both_ways(p, '{"x":1}' .. (" "):rep(spaces), "white space after the value")
+        assert.matches("no tally", r)
+      end
+      local r
+      r = same_both_ways(p, '{"cases":[' .. rows(60, 14) .. "]}" .. (" "):rep(CHUNKED) .. "{}", "a second value")
+      assert.matches("trailing bytes", r)
+      r = same_both_ways(p, '{"cases":{"a":[' .. rows(60, 15) .. "]}}", "the member not an array")
+      assert.matches("no tally", r)
+      r = same_both_ways(p, '{"cases":[' .. rows(60, 16) .. '],"cases":[]}', "the member twice")
+      assert.matches("duplicate%-key", r)
+    end)
+
+    it("refuses every bad row as a whole read does, first, middle or last", function()
+      local p = dir .. "/doc.json"
+      local body = rows(120, 17)
+      local text = '{"cases":[' .. body .. "]}"
+      local marks = {}
+      for at in text:gmatch '()"member"' do marks[#marks + 1] = at end
+      local bad = { '"member":True', '"member":"\1', '"member":"\\q"', '"member":[1', '"member":1e999', '"member":"m1","suite"' }
+      for _, at in ipairs { marks[1], marks[60], marks[#marks] } do
+        for _, b in ipairs(bad) do
+          local cooked = text:sub(1, at - 1) .. b .. text:sub(at + #'"member"')
+          local r = same_both_ways(p, cooked, b)
+          assert.matches("^refused", r, b)
+        end
+      end
+    end)
+
+    it("agrees with a whole read on seeded random bytes changed, added or taken out", function()
+      local p = dir .. "/doc.json"
+      local text = '{"meta":{"n":[1,2]},"cases":[' .. rows(100, 18, ", ") .. '],"z":"end"}'
+      math.randomseed(20261201)
+      local pieces = { '"', "\\", "{", "}", "[", "]", ",", ":", " ", "\n", "1", "x", "\0", "\226\128\168" }
+      for i = 1, 300 do
+        local at = math.random(#text)
+        local piece = pieces[math.random(#pieces)]
+        local op = i % 3
+        local cooked = op == 0 and text:sub(1, at - 1) .. piece .. text:sub(at + 1)
+          or op == 1 and text:sub(1, at - 1) .. piece .. text:sub(at)
+          or text:sub(1, at - 1) .. text:sub(at + 1)
+        same_both_ways(p, cooked, ("change %d at byte %d"):format(i, at))
+      end
+    end)
+
+    it("checks the pin over every byte it read in chunks", function()
+      local p = dir .. "/doc.json"
+      local text = '{"cases":[' .. rows(100, 19) .. "]}"
+      local r, read = same_both_ways(p, text, "pinned", hash.sha256(text))
+      assert.matches("rows 100", r)
+      assert.equal("chunks", read)
+      for _, changed in ipairs { " " .. text:sub(2), text:sub(1, -2) .. "]", text .. " " } do
+        r = same_both_ways(p, changed, "a byte changed", hash.sha256(text))
+        assert.matches("sha256%-mismatch", r)
+      end
+      assert.has_error(function() json.read(p, 1 << 30, { stream = "cases", tally = FIELDS, chunk = 100 }) end)
+    end)
+  end)
+
   it("tallies a document's top-level array member through json.read, the rest decoded", function()
     local p = dir .. "/doc.json"
     t.write(p, '{"meta":{"n":2},"cases":[{"suite":"a","ok":true},{"ok":true,"suite":"a"},{"suite":"b"}],"z":[1]}')
