@@ -135,4 +135,62 @@ describe("vac: a file swapped between reads", function()
     -- a shell's children (cp/mv) outlive nothing: the loop checks stop each round
     assert(ok, err)
   end)
+  -- A large streamed artifact is read in chunks that a second thread
+  -- hashes while the rows are scanned (json.read's tally): a file
+  -- rewritten in place as it is read yields a mixture of its versions, and
+  -- the mixture must be what is both hashed and judged.
+  it("never passes a large artifact rewritten in place while it is read in chunks (30 verifications)", function()
+    local bundles = require "bench.vac_bundles"
+    local rel = "eval_run.json"
+    local bundle = dir .. "/big"
+    bundles.crashkit(bundle, 20000) -- about 3 MB: read in chunks
+    local target = bundle .. "/" .. rel
+    local honest = t.slurp(target)
+    -- the lie: case 16 (failed) moved from kind-4 to kind-5, the same length
+    local cooked, n = honest:gsub('"id":"case%-16","kind":"kind%-4"', '"id":"case-16","kind":"kind-5"', 1)
+    assert.equal(1, n)
+    assert.equal(#honest, #cooked)
+    t.write(dir .. "/honest", honest)
+    t.write(dir .. "/cooked", cooked)
+    local r = t.vkit { "vac", "verify", "--json", bundle }
+    assert.equal("pass", json.decode(r.stdout).verdict, r.stdout .. r.stderr)
+    -- pin the cooked bytes, honestly hashed: only recomputation names the lie
+    local manifest = t.slurp(bundle .. "/vac.json")
+    local pinned, m = manifest:gsub(vkit.hash.sha256(honest), vkit.hash.sha256(cooked))
+    assert.equal(1, m)
+    t.write(bundle .. "/vac.json", pinned)
+    t.write(target, cooked)
+    r = t.vkit { "vac", "verify", "--json", bundle }
+    local doc = json.decode(r.stdout)
+    assert.equal("fail", doc.verdict, r.stdout)
+    assert.matches("raw%-aggregate%-mismatch", r.stdout)
+    -- the writer rewrites the same inode, 64 KiB at a time, with the honest
+    -- and the cooked bytes in turn, until the spec creates `stop`
+    local stop, pidfile = dir .. "/stop", dir .. "/writer.pid"
+    local writer = ("while [ ! -e %s ]; do dd if=%s of=%s bs=64k conv=notrunc status=none; dd if=%s of=%s bs=64k conv=notrunc status=none; done")
+      :format(t.quote(stop), t.quote(dir .. "/honest"), t.quote(target), t.quote(dir .. "/cooked"), t.quote(target))
+    os.execute(("sh -c %s > /dev/null 2>&1 & echo $! > %s"):format(t.quote(writer), t.quote(pidfile)))
+    local seen = {}
+    local ok, err = pcall(function()
+      for i = 1, 30 do
+        r = t.vkit { "vac", "verify", "--json", bundle }
+        doc = json.decode(r.stdout)
+        assert(doc, r.stdout .. r.stderr)
+        assert.equal("fail", doc.verdict, ("verification %d passed a cooked bundle"):format(i))
+        seen[r.stdout:find("sha256-mismatch", 1, true) and "mismatch" or "judged"] = true
+      end
+    end)
+    t.write(stop, "")
+    local pid = t.slurp(pidfile):match "%d+"
+    local function running()
+      local stat = io.open("/proc/" .. pid .. "/stat")
+      local state = stat and stat:read("a"):match "^%d+ %b() (%a)"
+      if stat then stat:close() end
+      return state ~= nil and state ~= "Z"
+    end
+    local deadline = vkit.sys.monotonic_ms() + 60000
+    while running() and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.01) end
+    assert.is_false(running(), "the writer stopped")
+    assert(ok, err)
+  end)
 end)
