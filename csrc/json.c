@@ -39,6 +39,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define ARRAY_MT "vkit.json.array"
 #define OBJECT_MT "vkit.json.object"
@@ -186,7 +189,7 @@ typedef struct Tally {
    * included, and the ':' when it follows at once) with the field each
    * names: a row that repeats them is read by comparing bytes, its keys
    * already known valid and distinct. */
-  struct Shape { unsigned char text[64]; size_t len, klen; int field, colon; } shape[TALLY_KEYS];
+  struct Shape { unsigned char text[64]; size_t len, klen; int field, colon; unsigned mask; } shape[TALLY_KEYS];
   size_t str_bytes;       /* the current row's named string values, in bytes */
   int shape_n;
   const char *why;        /* why the tally gave up */
@@ -1229,6 +1232,7 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
         if (as_before && text_len <= sizeof t->shape[0].text) {
           memcpy(t->shape[nkeys].text, open, text_len);
           t->shape[nkeys].len = text_len;
+          t->shape[nkeys].mask = text_len < 16 ? (1u << text_len) - 1 : 0xFFFFu; /* its bytes among sixteen */
           t->shape[nkeys].klen = klen;
           t->shape[nkeys].field = field;
           t->shape[nkeys].colon = text_len > (size_t)(p - open);
@@ -1313,7 +1317,8 @@ static const unsigned char *skip_any(Tally *t, const unsigned char *p, const uns
   }
 }
 
-/* A hash of n bytes, eight at a time (the table only needs it spread). */
+/* A hash of n bytes, eight at a time (the table only needs it spread);
+ * the 8 bytes after them must be readable (the last word is masked). */
 static uint64_t key_hash(const unsigned char *p, size_t n) {
   uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
   for (; n >= 8; p += 8, n -= 8) {
@@ -1322,8 +1327,9 @@ static uint64_t key_hash(const unsigned char *p, size_t n) {
     h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
     h ^= h >> 32;
   }
-  uint64_t w = 0;
-  for (unsigned i = 0; i < n; i++) w |= (uint64_t)p[i] << (8 * i);
+  uint64_t w;
+  memcpy(&w, p, 8);
+  w = n ? le64toh(w) & (~0ULL >> (64 - 8 * n)) : 0;
   h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
   return h ^ (h >> 29);
 }
@@ -1380,7 +1386,7 @@ static void push_token(lua_State *L, const Tally *t, int i) {
  * combos, its row table marked with the object metatable at index
  * object_mt.  0, or -1 (out of memory, too many combinations). */
 static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
-  size_t len = 0, need = (size_t)t->nfields * (1 + 8 + sizeof(size_t)) + t->str_bytes;
+  size_t len = 0, need = (size_t)t->nfields * (1 + 8 + sizeof(size_t)) + t->str_bytes + 8; /* key_hash reads 8 past it */
   if (reserve_bytes(&t->key, &t->key_cap, 0, need)) return GIVE_UP(t, "out of memory");
   unsigned char *key = t->key;
   for (int i = 0; i < t->nfields; i++) {
@@ -1453,6 +1459,21 @@ static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
  * printable ASCII other than the backslash; NULL for any other string
  * (scan_string decides it). */
 static inline const unsigned char *plain_string_end(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+  /* sixteen bytes at a time: a signed compare below ' ' flags the control
+   * characters and every byte of a multi-byte sequence at once */
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(' ');
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                _mm_cmplt_epi8(v, space));
+    unsigned m = (unsigned)_mm_movemask_epi8(stop);
+    if (m) {
+      p += __builtin_ctz(m);
+      return *p == '"' ? p : NULL;
+    }
+  }
+#endif
   const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
   for (; end - p >= 8; p += 8) {
     uint64_t w;
@@ -1479,12 +1500,24 @@ static inline const unsigned char *plain_string_end(const unsigned char *p, cons
  * checks them.  NULL for any other row: scan_object reads it from the
  * start, and decides.
  */
+/* Do the bytes at p (end - p >= s->len) repeat the key s as written? */
+static inline int shape_matches(const struct Shape *s, const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+  if (s->len <= 16 && end - p >= 16) { /* one compare of sixteen bytes, those past the key ignored */
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)s->text);
+    return (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & s->mask) == 0;
+  }
+#endif
+  return same_bytes(p, s->text, s->len);
+}
+
 static const unsigned char *scan_row_fast(Tally *t, const unsigned char *p, const unsigned char *end) {
   p++;
   for (int k = 0; k < t->shape_n; k++) {
     const struct Shape *s = &t->shape[k];
     /* a value and its ',' or '}' take at least two bytes */
-    if (!s->colon || (size_t)(end - p) < s->len + 2 || !same_bytes(p, s->text, s->len)) return NULL;
+    if (!s->colon || (size_t)(end - p) < s->len + 2 || !shape_matches(s, p, end)) return NULL;
     p += s->len;
     int field = s->field;
     unsigned c = *p;
@@ -1539,11 +1572,11 @@ static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned cha
                                       int combos, int object_mt) {
   t->rows++;
   if (p >= end || *p != '{') return give_up(t, "a row that is not an object");
-  for (int i = 0; i < t->nfields; i++) t->tag[i] = T_ABSENT;
+  memset(t->tag, T_ABSENT, sizeof t->tag);
   t->str_bytes = 0;
   const unsigned char *q = scan_row_fast(t, p, end);
   if (!q) { /* read it again, the general way */
-    for (int i = 0; i < t->nfields; i++) t->tag[i] = T_ABSENT;
+    memset(t->tag, T_ABSENT, sizeof t->tag);
     t->str_bytes = 0;
     q = scan_object(t, p, end, 1);
   }
