@@ -67,6 +67,37 @@ local function run_driver(driver, bundle, rel, good, k)
   return verdict, reasons, tonumber(touches)
 end
 
+-- Runs the shell loop `writer` (it stops once the file `stop` exists)
+-- while bundle is verified n times: every verification must fail.  The
+-- writer is then stopped and waited for, so the directory can go (a bound
+-- only a hang reaches: a loaded machine may take a while).  A zombie counts
+-- as stopped: the writer's parent shell is gone, so it is reparented to
+-- this process (a subreaper), which reaps it later.
+local function verify_while_writing(writer, stop, pidfile, bundle, n)
+  os.execute(("sh -c %s > /dev/null 2>&1 & echo $! > %s"):format(t.quote(writer), t.quote(pidfile)))
+  local ok, err = pcall(function()
+    for i = 1, n do
+      local r = t.vkit { "vac", "verify", "--json", bundle }
+      local doc = json.decode(r.stdout)
+      assert(doc, r.stdout .. r.stderr)
+      assert.equal("fail", doc.verdict, ("verification %d passed a cooked bundle"):format(i))
+    end
+  end)
+  t.write(stop, "")
+  local pid = t.slurp(pidfile):match "%d+"
+  local function running()
+    local stat = io.open("/proc/" .. pid .. "/stat")
+    local state = stat and stat:read("a"):match "^%d+ %b() (%a)"
+    if stat then stat:close() end
+    return state ~= nil and state ~= "Z"
+  end
+  local deadline = vkit.sys.monotonic_ms() + 60000
+  while running() and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.01) end
+  assert.is_false(running(), "the writer stopped")
+  -- a shell's children (cp/mv/dd) outlive nothing: the loop checks stop each round
+  assert(ok, err)
+end
+
 describe("vac: a file swapped between reads", function()
   local dir, cleanup
   before_each(function() dir, cleanup = t.tempdir() end)
@@ -107,33 +138,7 @@ describe("vac: a file swapped between reads", function()
     local writer = ("while [ ! -e %s ]; do cp %s %s.a && mv %s.a %s; cp %s %s.b && mv %s.b %s; done"):format(
       t.quote(stop), t.quote(good), t.quote(target), t.quote(target), t.quote(target), t.quote(cooked),
       t.quote(target), t.quote(target), t.quote(target))
-    local pidfile = dir .. "/writer.pid"
-    os.execute(("sh -c %s > /dev/null 2>&1 & echo $! > %s"):format(t.quote(writer), t.quote(pidfile)))
-    local ok, err = pcall(function()
-      for i = 1, 40 do
-        local r = t.vkit { "vac", "verify", "--json", bundle }
-        local doc = json.decode(r.stdout)
-        assert(doc, r.stdout .. r.stderr)
-        assert.equal("fail", doc.verdict, ("verification %d passed a cooked bundle"):format(i))
-      end
-    end)
-    t.write(stop, "")
-    local pid = t.slurp(pidfile):match "%d+"
-    -- the writer stops by itself; wait for it so the directory can go (a
-    -- bound only a hang reaches: a loaded machine may take a while)
-    -- A zombie counts as stopped: the writer's parent shell is gone, so it
-    -- is reparented to this process (a subreaper), which reaps it later.
-    local function running()
-      local stat = io.open("/proc/" .. pid .. "/stat")
-      local state = stat and stat:read("a"):match "^%d+ %b() (%a)"
-      if stat then stat:close() end
-      return state ~= nil and state ~= "Z"
-    end
-    local deadline = vkit.sys.monotonic_ms() + 60000
-    while running() and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.01) end
-    assert.is_false(running(), "the writer stopped")
-    -- a shell's children (cp/mv) outlive nothing: the loop checks stop each round
-    assert(ok, err)
+    verify_while_writing(writer, stop, dir .. "/writer.pid", bundle, 40)
   end)
   -- A large streamed artifact is read in chunks that a second thread
   -- hashes while the rows are scanned (json.read's tally): a file
@@ -169,28 +174,6 @@ describe("vac: a file swapped between reads", function()
     local stop, pidfile = dir .. "/stop", dir .. "/writer.pid"
     local writer = ("while [ ! -e %s ]; do dd if=%s of=%s bs=64k conv=notrunc status=none; dd if=%s of=%s bs=64k conv=notrunc status=none; done")
       :format(t.quote(stop), t.quote(dir .. "/honest"), t.quote(target), t.quote(dir .. "/cooked"), t.quote(target))
-    os.execute(("sh -c %s > /dev/null 2>&1 & echo $! > %s"):format(t.quote(writer), t.quote(pidfile)))
-    local seen = {}
-    local ok, err = pcall(function()
-      for i = 1, 30 do
-        r = t.vkit { "vac", "verify", "--json", bundle }
-        doc = json.decode(r.stdout)
-        assert(doc, r.stdout .. r.stderr)
-        assert.equal("fail", doc.verdict, ("verification %d passed a cooked bundle"):format(i))
-        seen[r.stdout:find("sha256-mismatch", 1, true) and "mismatch" or "judged"] = true
-      end
-    end)
-    t.write(stop, "")
-    local pid = t.slurp(pidfile):match "%d+"
-    local function running()
-      local stat = io.open("/proc/" .. pid .. "/stat")
-      local state = stat and stat:read("a"):match "^%d+ %b() (%a)"
-      if stat then stat:close() end
-      return state ~= nil and state ~= "Z"
-    end
-    local deadline = vkit.sys.monotonic_ms() + 60000
-    while running() and vkit.sys.monotonic_ms() < deadline do vkit.sys.sleep(0.01) end
-    assert.is_false(running(), "the writer stopped")
-    assert(ok, err)
+    verify_while_writing(writer, stop, pidfile, bundle, 30)
   end)
 end)
