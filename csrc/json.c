@@ -200,6 +200,17 @@ static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned cha
                                       int combos, int object_mt);
 static int reserve_bytes(void *bufp, size_t *cap, size_t len, size_t n);
 
+/* What a chunked read (read_chunked) holds, in a userdata: released on any
+ * exit, a raised error included (the thread stopped, the file closed, the
+ * gathered rest freed). */
+typedef struct {
+  VkitChunks *chunks;
+  VkitSha256 *sha;
+  unsigned char *rest;     /* everything after the streamed array (chunk_gather) */
+  size_t rest_cap;
+  int fd;
+} ChunkedRead;
+
 typedef struct {
   lua_State *L;
   const unsigned char *start, *p, *end;
@@ -241,12 +252,10 @@ typedef struct {
    * that follows is gathered into rest and read as usual.  What this cannot
    * read (a row longer than a carried tail may be, anything before the
    * array past the first chunk) fails, and the file is then read whole. */
-  VkitChunks *chunks;
+  ChunkedRead *chunked;
   int chunk_last;          /* the chunk at hand is the file's last */
   size_t chunk_read;       /* bytes of the file handed over so far */
   size_t chunk_margin;     /* a row starting this near a chunk's end waits for the next */
-  unsigned char *rest;     /* malloc'd: everything after the streamed array */
-  size_t rest_cap;
   const char *code;      /* set on failure */
   size_t offset;
   char message[200];
@@ -613,8 +622,7 @@ static void remove_dropped(lua_State *L, int idx) {
   }
 }
 
-/* ---- chunked input (see Parser.chunks) ---- */
-
+/* ---- chunked input (see Parser.chunked) ---- */
 
 /* The next chunk, behind the unread tail of the one at hand; 0, or -1
  * (code "chunked": the file is to be read whole). */
@@ -622,7 +630,7 @@ static int chunk_more(Parser *ps) {
   const unsigned char *data;
   size_t n, tail = (size_t)(ps->end - ps->p);
   int last = 1, err = 0;
-  int got = vkit_chunks_next_after(ps->chunks, ps->p, tail, &data, &n, &last, &err);
+  int got = vkit_chunks_next_after(ps->chunked->chunks, ps->p, tail, &data, &n, &last, &err);
   if (got < 0) return perr(ps, ps->p, "chunked", "cannot read on in chunks (%s)", strerror(err));
   if (got == 0) { /* the file ended where the last chunk did (the tail is then empty) */
     ps->chunk_last = 1;
@@ -637,7 +645,7 @@ static int chunk_more(Parser *ps) {
 
 /* At least need bytes readable at p, or all that is left of the file. */
 static int chunk_ahead(Parser *ps, size_t need) {
-  while (ps->chunks && !ps->chunk_last && (size_t)(ps->end - ps->p) < need)
+  while (ps->chunked && !ps->chunk_last && (size_t)(ps->end - ps->p) < need)
     if (chunk_more(ps)) return -1;
   return 0;
 }
@@ -646,27 +654,27 @@ static int chunk_ahead(Parser *ps, size_t need) {
 static int chunk_skip_ws(Parser *ps) {
   for (;;) {
     skip_ws(ps);
-    if (ps->p < ps->end || !ps->chunks || ps->chunk_last) return 0;
+    if (ps->p < ps->end || !ps->chunked || ps->chunk_last) return 0;
     if (chunk_more(ps)) return -1;
   }
 }
 
-/* Everything after p, to the end of the file, into ps->rest; parsing goes
- * on there. */
+/* Everything after p, to the end of the file, into the read's rest;
+ * parsing goes on there. */
 static int chunk_gather(Parser *ps) {
+  ChunkedRead *c = ps->chunked;
   size_t len = 0;
   for (;;) {
     size_t n = (size_t)(ps->end - ps->p);
-    if (reserve_bytes(&ps->rest, &ps->rest_cap, len, n + 1))
-      return perr(ps, ps->p, "chunked", "out of memory");
-    memcpy(ps->rest + len, ps->p, n);
+    if (reserve_bytes(&c->rest, &c->rest_cap, len, n + 1)) return perr(ps, ps->p, "chunked", "out of memory");
+    memcpy(c->rest + len, ps->p, n);
     len += n;
     ps->p = ps->end;
     if (ps->chunk_last) break;
     if (chunk_more(ps)) return -1;
   }
-  ps->start = ps->p = ps->rest;
-  ps->end = ps->rest + len;
+  ps->start = ps->p = c->rest;
+  ps->end = c->rest + len;
   return 0;
 }
 
@@ -682,7 +690,7 @@ static int stream_array(Parser *ps) {
     for (;;) {
       if (chunk_ahead(ps, ps->chunk_margin)) return -1;
       const unsigned char *next = tally_row(L, ps->tally, ps->p, ps->end, ps->tally_combos, ps->object_mt);
-      if (!next && ps->chunks && !ps->chunk_last) { /* perhaps the chunk's end cut it: again, with more */
+      if (!next && ps->chunked && !ps->chunk_last) { /* perhaps the chunk's end cut it: again, with more */
         ps->tally->rows--;
         if (chunk_more(ps)) return -1;
         continue;
@@ -715,7 +723,7 @@ static int stream_array(Parser *ps) {
       ps->p++;
     }
   }
-  if (ps->chunks && chunk_gather(ps)) return -1;
+  if (ps->chunked && chunk_gather(ps)) return -1;
   ps->streamed = i;
   ps->depth--;
   lua_pushboolean(L, 1); /* holds the key until the object is complete */
@@ -1782,15 +1790,6 @@ static int finish_tally(lua_State *L, Tally *tally, int chunked) {
   return 2;
 }
 
-/* What read_chunked holds while it reads: released on any exit, a raised
- * error included (the reader thread stopped, the file closed). */
-typedef struct {
-  VkitChunks *chunks;
-  VkitSha256 *sha;
-  unsigned char *rest;
-  int fd;
-} ChunkedRead;
-
 static int chunked_release(ChunkedRead *c) {
   int complete = c->chunks && vkit_chunks_finish(c->chunks);
   c->chunks = NULL;
@@ -1860,15 +1859,14 @@ static int read_chunked(lua_State *L, const char *path, lua_Integer max, int nof
     ps.stream_key = lua_tolstring(L, 4, &ps.stream_key_len);
     ps.tally = tally;
     ps.tally_combos = 10;
-    ps.chunks = c->chunks;
+    ps.chunked = c;
     ps.chunk_margin = chunk / 8;
     status = chunk_more(&ps);
     if (status == 0) status = decode_buffer(&ps, ARRAY_MT_UV, OBJECT_MT_UV, 0);
   }
-  c->rest = ps.rest; /* freed by the release, whatever happens */
   /* decoded only if the streamed array closed (so all after it was read
    * too) and the file held the bytes fstat counted */
-  int whole = status == 0 && ps.rest && ps.chunk_read == (size_t)st.st_size;
+  int whole = status == 0 && c->rest && ps.chunk_read == (size_t)st.st_size;
   int complete = chunked_release(c);
   if (whole && complete && c->sha) {
     char hex[65];
