@@ -493,7 +493,21 @@ describe("vkit.json.tally_lines", function()
         r = same_both_ways(p, changed, "a byte changed", hash.sha256(text))
         assert.matches("sha256%-mismatch", r)
       end
-      assert.has_error(function() json.read(p, 1 << 30, { stream = "cases", tally = FIELDS, chunk = 100 }) end)
+    end)
+
+    it("takes chunks of 4096 bytes to 64 MiB, or 0 for a whole read, and refuses any other size", function()
+      local p = dir .. "/doc.json"
+      t.write(p, '{"cases":[' .. rows(100, 20) .. "]}")
+      for _, chunk in ipairs { 0, 4096, 64 << 20 } do
+        local v, r = json.read(p, 1 << 30, { stream = "cases", tally = FIELDS, chunk = chunk })
+        assert.is_table(v, chunk)
+        assert.equal(100, r.rows)
+        assert.equal(chunk == 4096 and "chunks" or "whole", r.read, chunk) -- 64 MiB: under two chunks
+      end
+      for _, chunk in ipairs { 4095, (64 << 20) + 1, -1, 100 } do
+        assert.has_error(function() json.read(p, 1 << 30, { stream = "cases", tally = FIELDS, chunk = chunk }) end,
+          "bad argument #3 to 'read' (chunk must be 0 or 4096..64 MiB)")
+      end
     end)
   end)
 
