@@ -106,7 +106,7 @@ static void begin_and_read(VkitChunks *c) {
 }
 
 /* Marks slot s hashed (c->mu held); it is free again if also given back. */
-static void hashed(VkitChunks *c, Slot *s) {
+static void mark_hashed(VkitChunks *c, Slot *s) {
   s->hashed = 1;
   if (s->returned) s->state = FREE;
   c->next_hash++;
@@ -126,7 +126,7 @@ static void *worker(void *arg) {
       pthread_mutex_unlock(&c->mu);
       if (c->sha && !h->err && h->len) vkit_sha256_update(c->sha, h->buf, h->len);
       pthread_mutex_lock(&c->mu);
-      hashed(c, h);
+      mark_hashed(c, h);
       if (h->last) break;
     } else if (c->stop) {
       break;
