@@ -178,17 +178,22 @@ static int file_bytes_reserve(VkitFileBytes *b, size_t cap) {
 /* Reads fd to its end into b from a first capacity of size + 1 (the extra
  * byte sees the end; at least a page, for /proc files that report 0),
  * doubling it if the file grew; 0, -1 with errno, -2 past max bytes, -3 out
- * of memory. */
+ * of memory.  A read that comes back short once the file's stat size is
+ * reached is its end (a regular file's read is short only there), so a
+ * file that did not grow costs one read, not a second that returns 0;
+ * a file that reports no size (/proc) is read until a read returns 0. */
 static int file_bytes_fill(VkitFileBytes *b, int fd, size_t size, lua_Integer max) {
   for (size_t cap = size < 4096 ? 4096 : size + 1;; cap = b->cap * 2) {
     if (file_bytes_reserve(b, cap) != 0) return -3;
     while (b->len < b->cap) {
-      ssize_t n = read(fd, b->data + b->len, b->cap - b->len);
+      size_t want = b->cap - b->len;
+      ssize_t n = read(fd, b->data + b->len, want);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return -1;
       if (n == 0) return 0;
       b->len += (size_t)n;
       if ((lua_Integer)b->len > max) return -2;
+      if (size > 0 && b->len >= size && (size_t)n < want) return 0;
     }
   }
 }
@@ -201,10 +206,9 @@ int vkit_open_regular_at(lua_State *L, int dirfd, const char *name, const char *
   int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0));
   int err = fd < 0 ? errno : 0;
   if (!err && fstat(fd, st) != 0) err = errno;
-  if (!err && S_ISREG(st->st_mode)) {
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
-  }
+  /* O_NONBLOCK stays: it has no effect on a regular file (open(2)), and
+   * only kept a FIFO put in the file's place from holding the open. */
+  if (!err && S_ISREG(st->st_mode)) return fd;
   if (fd >= 0) close(fd);
   if (nofollow && err == ELOOP) vkit_fail(L, "not-a-regular-file", "%s: is a symbolic link", path);
   else if (err) vkit_fail_errno(L, err, path);

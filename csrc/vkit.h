@@ -73,8 +73,8 @@ void *vkit_newgcdata(lua_State *L, size_t size, const char *name, lua_CFunction 
 lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer def);
 
 /* Opens path to read a regular file (with nofollow, refusing a symbolic
- * link).  O_NONBLOCK is set only while opening, so a FIFO cannot hang
- * open().  Returns the descriptor, with *st filled; or closes what it
+ * link).  It is opened O_NONBLOCK, so a FIFO cannot hang open(); the
+ * flag stays, as it has no effect on a regular file's reads.  Returns the descriptor, with *st filled; or closes what it
  * opened, pushes `nil, message, code` (an errno name, or not-a-regular-file)
  * and returns -1. */
 int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat *st);

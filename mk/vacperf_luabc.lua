@@ -5,8 +5,8 @@
 -- OUT.c defines vkit_luabc[], one entry per file, sorted by path: the path
 -- relative to the tree, the length and hash of the source (FNV-1a 64 over
 -- little-endian 8-byte words, then the last bytes one by one), and
--- the chunk string.dump'ed with its debug information (named "=", renamed
--- to the real path when main.c loads it).  main.c uses an entry only when
+-- the chunk string.dump'ed with its line information but without local and
+-- upvalue names (named "=", renamed to the real path when main.c loads it).  main.c uses an entry only when
 -- the file on disk still has exactly that source; otherwise the module is
 -- compiled from the file, so the source is always what runs.  RELEASE
 -- ("Lua 5.4.4", from this interpreter) must be the LUA_RELEASE main.c is
@@ -20,6 +20,85 @@ local function source_hash(s)
   for i = 1, words, 8 do h = (h ~ string.unpack("<i8", s, i)) * 1099511628211 end
   for i = words + 1, #s do h = (h ~ s:byte(i)) * 1099511628211 end
   return h
+end
+
+-- The chunk without its local-variable and upvalue names: the loader
+-- interns every name at every start (a fifth of loading the modules of a
+-- `vac verify`), and nothing reads them but a debugger and the "(local
+-- 'x')" of an error message.  Line information stays, so errors and
+-- tracebacks still name file and line.  The layout is lundump.c's (Lua
+-- 5.4): sizes in 7-bit groups, most significant first, 0x80 on the last.
+local function without_names(bc)
+  local pos, out = 1, {}
+  local function take(n)
+    local s = bc:sub(pos, pos + n - 1)
+    pos = pos + n
+    return s
+  end
+  local function size()
+    local x, b = 0, nil
+    repeat
+      b = bc:byte(pos)
+      pos = pos + 1
+      x = (x << 7) | (b & 0x7f)
+    until b & 0x80 ~= 0
+    return x
+  end
+  local function encode(x)
+    local groups = { (x & 0x7f) | 0x80 }
+    x = x >> 7
+    while x > 0 do
+      table.insert(groups, 1, x & 0x7f)
+      x = x >> 7
+    end
+    return string.char(table.unpack(groups))
+  end
+  local function emit(s) out[#out + 1] = s end
+  local function copy_size()
+    local n = size()
+    emit(encode(n))
+    return n
+  end
+  local function copy_string() -- size + 1, or 0 for none
+    local n = copy_size()
+    if n > 0 then emit(take(n - 1)) end
+  end
+  local function skip_string()
+    local n = size()
+    if n > 0 then pos = pos + n - 1 end
+  end
+  local function proto()
+    copy_string() -- source
+    copy_size() -- linedefined
+    copy_size() -- lastlinedefined
+    emit(take(3)) -- numparams, is_vararg, maxstacksize
+    emit(take(4 * copy_size())) -- code
+    for _ = 1, copy_size() do -- constants
+      local tag = bc:byte(pos)
+      emit(take(1))
+      if tag == 3 or tag == 19 then emit(take(8)) -- integer, float
+      elseif tag == 4 or tag == 20 then copy_string() end -- short, long string
+    end
+    emit(take(3 * copy_size())) -- upvalues: instack, idx, kind
+    for _ = 1, copy_size() do proto() end
+    emit(take(copy_size())) -- lineinfo
+    for _ = 1, copy_size() do -- abslineinfo: pc, line
+      copy_size()
+      copy_size()
+    end
+    for _ = 1, size() do -- locvars: name, startpc, endpc
+      skip_string()
+      size()
+      size()
+    end
+    emit(encode(0))
+    for _ = 1, size() do skip_string() end -- upvalue names
+    emit(encode(0))
+  end
+  emit(take(32)) -- header and the main function's upvalue count
+  proto()
+  assert(pos == #bc + 1, "a chunk this script cannot read: is it Lua 5.4's?")
+  return table.concat(out)
 end
 
 local function c_bytes(s)
@@ -50,7 +129,8 @@ for n, path in ipairs(files) do
   -- luaL_loadfile skips a BOM or a first "#" line; load() would not: such
   -- a file is left to be compiled from its source
   if src:sub(1, 1) ~= "#" and src:sub(1, 3) ~= "\239\187\191" then
-    local bc = string.dump(assert(load(src, "=")))
+    local bc = without_names(string.dump(assert(load(src, "="))))
+    assert(load(bc, "=", "b"), path)
     out[#out + 1] = ("static const unsigned char bc%d[] = {\n%s\n};"):format(n, c_bytes(bc))
     entries[#entries + 1] = ("  {%q, %d, 0x%016xULL, bc%d, %d},"):format(path, #src, source_hash(src), n, #bc)
   end

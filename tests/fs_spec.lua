@@ -71,6 +71,20 @@ describe("vkit.fs", function()
       assert.matches("100 bytes", msg)
     end)
 
+    it("reads a file whole at every size about its first buffer, and a file that reports no size", function()
+      for _, n in ipairs { 0, 1, 4095, 4096, 4097, 8191, 8192, 65537 } do
+        local bytes = ("%d|"):format(n):rep(n):sub(1, n)
+        t.write(dir .. "/f", bytes)
+        assert.equal(bytes, fs.read(dir .. "/f", n + 1), n)
+      end
+      -- /proc reports 0 bytes: read until a read returns nothing
+      local f = assert(io.open "/proc/self/maps")
+      local maps = fs.read("/proc/self/maps", 1 << 24)
+      f:close()
+      assert.is_true(#maps > 4096)
+      assert.matches("\n$", maps)
+    end)
+
     it("refuses FIFOs and directories without blocking", function()
       assert(fs.mkfifo(dir .. "/p"))
       assert.equal("not-a-regular-file", select(3, fs.read(dir .. "/p", 10)))

@@ -17,6 +17,18 @@ describe("precompiled Lua modules", function()
     assert.matches("^" .. file:gsub("%p", "%%%0") .. ":%d+: ", message)
   end)
 
+  it("keep line numbers but not local names (the loader would intern them at every start)", function()
+    local loader, file = package.searchers[2]("vkit.vac.number")
+    local number = loader("vkit.vac.number", file)
+    local info = debug.getinfo(number.round, "SL")
+    assert.is_true(info.linedefined > 0)
+    assert.is_true(next(info.activelines) ~= nil)
+    assert.is_nil(debug.getlocal(number.round, 1)) -- a parameter's name is a local name
+    -- compiled from the file instead, the same function has them
+    local compiled = assert(loadfile(file))()
+    assert.is_string(debug.getlocal(compiled.round, 1))
+  end)
+
   it("find a package's init.lua, as package.searchpath does", function()
     local loader, file = package.searchers[2]("vkit.vac")
     assert.is_function(loader)

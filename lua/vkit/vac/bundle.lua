@@ -9,15 +9,26 @@ local manifest = require "vkit.vac.manifest"
 
 local M = {}
 
--- lstat of each component of rel under root: "ok", "link", "missing",
--- "special" or "dir" for the final component.
-local function reach(root, rel)
-  local path = root
+-- What each component of rel under root is: "ok" (and the path), "link",
+-- "missing", "special" (and its type) or "dir" for the final component.
+-- entries maps every path the walk of root found to its lstat; without
+-- it (the walk failed) each component is lstat'ed here.  A "." component
+-- is the directory reached so far, as lstat would find it.
+local function reach(root, rel, entries)
+  local path, key = root, nil
   local parts = {}
   for part in rel:gmatch "[^/]+" do parts[#parts + 1] = part end
   for i, part in ipairs(parts) do
     path = path .. "/" .. part
-    local st = fs.lstat(path)
+    local st
+    if part == "." then
+      st = { kind = "dir" }
+    elseif entries then
+      key = key and (key .. "/" .. part) or part
+      st = entries[key]
+    else
+      st = fs.lstat(path)
+    end
     if not st then return "missing" end
     if st.kind == "link" then return "link" end
     if i < #parts then
@@ -49,9 +60,16 @@ function M.verify_artifacts(root, m, failures)
       table.insert(pinned[e.path], e.sha256)
     end
   end
+  -- one walk answers both presence (each entry's components) and closure
+  local walk, walk_err = fs.walk(root)
+  local found
+  if walk then
+    found = {}
+    for _, entry in ipairs(walk) do found[entry.path] = entry end
+  end
   local hashed = {}
   for i, e in ipairs(entries) do
-    local state, where = reach(root, e.path)
+    local state, where = reach(root, e.path, found)
     if state == "link" then
       failures:add("unsafe-bundle", e.path .. ": symlink")
     elseif state == "special" then
@@ -85,9 +103,8 @@ function M.verify_artifacts(root, m, failures)
     end
   end
   -- closure: a verified bundle cannot smuggle content
-  local walk, err = fs.walk(root)
   if not walk then
-    failures:addf("unsafe-bundle", "cannot walk the bundle: %s", err)
+    failures:addf("unsafe-bundle", "cannot walk the bundle: %s", walk_err)
     return pins, listed, slots
   end
   for _, entry in ipairs(walk) do
