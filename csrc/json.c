@@ -278,6 +278,34 @@ static const unsigned char string_stop[256] = {
     R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1), R16(1)};
 #undef R16
 
+/* The first byte at or after p that a string scan stops at (string_stop),
+ * or end: sixteen bytes at a time, then eight. */
+static inline const unsigned char *string_run_end(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+  /* sixteen bytes at a time: a signed compare below ' ' flags the control
+   * characters and every byte of a multi-byte sequence at once */
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(' ');
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                                _mm_cmplt_epi8(v, space));
+    unsigned m = (unsigned)_mm_movemask_epi8(stop);
+    if (m) return p + __builtin_ctz(m);
+  }
+#endif
+  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  for (; end - p >= 8; p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    w = le64toh(w); /* the first byte lowest; a borrow only runs upwards */
+    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+    uint64_t stop = (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high;
+    if (stop) return p + __builtin_ctzll(stop) / 8;
+  }
+  while (p < end && !string_stop[*p]) p++;
+  return p;
+}
+
 static int perr(Parser *ps, const unsigned char *at, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int perr(Parser *ps, const unsigned char *at, const char *code, const char *fmt, ...) {
@@ -290,9 +318,29 @@ static int perr(Parser *ps, const unsigned char *at, const char *code, const cha
   return -1;
 }
 
-static void skip_ws(Parser *ps) {
-  while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
-    ps->p++;
+static inline int is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* Indented documents are mostly white space between short tokens: sixteen
+ * bytes at a time, after the common case of none at all. */
+static inline void skip_ws(Parser *ps) {
+  const unsigned char *p = ps->p, *end = ps->end;
+  if (p < end && !is_ws(*p)) return;
+#ifdef __SSE2__
+  const __m128i space = _mm_set1_epi8(' '), lf = _mm_set1_epi8('\n'), tab = _mm_set1_epi8('\t'),
+                cr = _mm_set1_epi8('\r');
+  for (; end - p >= 16; p += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(v, lf)),
+                              _mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, cr)));
+    unsigned other = ~(unsigned)_mm_movemask_epi8(ws) & 0xffffu;
+    if (other) {
+      ps->p = p + __builtin_ctz(other);
+      return;
+    }
+  }
+#endif
+  while (p < end && is_ws(*p)) p++;
+  ps->p = p;
 }
 
 static int hex4(const unsigned char *p, uint32_t *out) {
@@ -331,7 +379,7 @@ static int parse_string(Parser *ps) {
   const unsigned char *run = ps->p;
   /* Fast path: no escapes. */
   while (ps->p < ps->end) {
-    while (ps->p < ps->end && !string_stop[*ps->p]) ps->p++;
+    ps->p = string_run_end(ps->p, ps->end);
     if (ps->p >= ps->end) break;
     unsigned c = *ps->p;
     if (c == '"') {
@@ -351,8 +399,19 @@ static int parse_string(Parser *ps) {
   if (ps->p >= ps->end) return perr(ps, open, "invalid-json", "unterminated string");
   luaL_Buffer b;
   luaL_buffinit(ps->L, &b);
-  luaL_addlstring(&b, (const char *)run, (size_t)(ps->p - run));
   while (ps->p < ps->end) {
+    /* the bytes up to the next escape go in at once, multi-byte sequences
+     * validated on the way */
+    for (;;) {
+      ps->p = string_run_end(ps->p, ps->end);
+      if (ps->p >= ps->end || *ps->p < 0x80) break;
+      uint32_t cp;
+      size_t n = utf8_decode(ps->p, ps->end, &cp);
+      if (!n) return perr(ps, ps->p, "invalid-utf8", "invalid UTF-8 in string");
+      ps->p += n;
+    }
+    luaL_addlstring(&b, (const char *)run, (size_t)(ps->p - run));
+    if (ps->p >= ps->end) break;
     unsigned c = *ps->p;
     if (c == '"') {
       ps->p++;
@@ -364,15 +423,7 @@ static int parse_string(Parser *ps) {
       return 0;
     }
     if (c < 0x20) return perr(ps, ps->p, "invalid-json", "raw control character in string");
-    if (c != '\\') {
-      uint32_t cp;
-      size_t n = utf8_decode(ps->p, ps->end, &cp);
-      if (!n) return perr(ps, ps->p, "invalid-utf8", "invalid UTF-8 in string");
-      luaL_addlstring(&b, (const char *)ps->p, n);
-      ps->p += n;
-      continue;
-    }
-    const unsigned char *esc = ps->p;
+    const unsigned char *esc = ps->p; /* c is the backslash */
     if (ps->end - ps->p < 2) return perr(ps, esc, "invalid-json", "unterminated escape");
     char e = (char)ps->p[1];
     ps->p += 2;
@@ -405,6 +456,7 @@ static int parse_string(Parser *ps) {
       default:
         return perr(ps, esc, "invalid-json", "invalid escape \\%c", e >= 0x20 && e < 0x7f ? e : '?');
     }
+    run = ps->p;
   }
   return perr(ps, open, "invalid-json", "unterminated string");
 }
@@ -423,9 +475,7 @@ static int parse_key(Parser *ps, int position, HeldKey *key) {
   ps->discard = 0;
   int status = 0;
   const unsigned char *run = ps->p + 1, *q = run;
-  if (key) {
-    while (q < ps->end && !string_stop[*q]) q++;
-  }
+  if (key) q = string_run_end(q, ps->end);
   if (!key || q >= ps->end || *q != '"') {
     status = parse_string(ps);
     if (status == 0 && key) key->s = lua_tolstring(L, -1, &key->len);
@@ -1467,36 +1517,8 @@ static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
  * printable ASCII other than the backslash; NULL for any other string
  * (scan_string decides it). */
 static inline const unsigned char *plain_string_end(const unsigned char *p, const unsigned char *end) {
-#ifdef __SSE2__
-  /* sixteen bytes at a time: a signed compare below ' ' flags the control
-   * characters and every byte of a multi-byte sequence at once */
-  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(' ');
-  for (; end - p >= 16; p += 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                                _mm_cmplt_epi8(v, space));
-    unsigned m = (unsigned)_mm_movemask_epi8(stop);
-    if (m) {
-      p += __builtin_ctz(m);
-      return *p == '"' ? p : NULL;
-    }
-  }
-#endif
-  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-  for (; end - p >= 8; p += 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    w = le64toh(w); /* the first byte lowest; a borrow only runs upwards */
-    uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-    uint64_t stop = (((q - ones) & ~q) | ((b - ones) & ~b) | (w - ones * 0x20) | w) & high;
-    if (stop) {
-      p += __builtin_ctzll(stop) / 8;
-      return *p == '"' ? p : NULL;
-    }
-  }
-  for (; p < end; p++)
-    if (string_stop[*p]) return *p == '"' ? p : NULL;
-  return NULL;
+  p = string_run_end(p, end);
+  return p < end && *p == '"' ? p : NULL;
 }
 
 /*

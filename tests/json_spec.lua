@@ -43,6 +43,44 @@ describe("vkit.json.decode", function()
     assert.equal("\0", json.decode [["\u0000"]])
   end)
 
+  -- Strings are scanned sixteen and eight bytes at a time: every piece at
+  -- every offset across those strides, checked against lua-cjson.
+  it("decodes plain runs, multi-byte characters and escapes at every offset", function()
+    local cjson = require "cjson"
+    local pieces = { "\\n", "\\u00e9", "\\ud83d\\ude00", "\\\"", "\u{e9}", "\u{20ac}", "\u{1F600}", "\127" }
+    for _, piece in ipairs(pieces) do
+      for before = 0, 33 do
+        for _, after in ipairs { 0, 1, 7, 8, 15, 16, 17 } do
+          local text = '"' .. ("a"):rep(before) .. piece .. ("b"):rep(after) .. piece .. '"'
+          assert.equal(cjson.decode(text), json.decode(text), text)
+          local key = "{" .. text .. ":1}"
+          assert.equal(1, json.decode(key)[cjson.decode(text)], key)
+        end
+        -- what follows an escape is still validated
+        local prefix = '"' .. ("a"):rep(before) .. "\\n" .. ("c"):rep(before % 17)
+        fails_with("invalid-utf8", prefix .. '\255"')
+        fails_with("invalid-utf8", prefix .. '\195"')
+        fails_with("invalid-json", prefix .. '\t"')
+        fails_with("invalid-json", prefix)
+      end
+    end
+  end)
+
+  -- White space is skipped sixteen bytes at a time: runs of every length,
+  -- of each of its four bytes, end where the next token begins; \f and
+  -- \v are not JSON white space at any offset.
+  it("skips white space runs of every length and nothing else", function()
+    local ws = { " ", "\t", "\n", "\r" }
+    for n = 0, 40 do
+      local run = {}
+      for i = 1, n do run[i] = ws[(i * 7 + n) % 4 + 1] end
+      run = table.concat(run)
+      assert.same({ 1, { a = 2 } }, json.decode("[" .. run .. "1" .. run .. "," .. run .. '{"a"' .. run .. ":2}]"), n)
+      fails_with("invalid-json", "[" .. run .. "\f1]")
+      fails_with("invalid-json", "[1" .. run .. "\v]")
+    end
+  end)
+
   it("accepts the JSON grammar's edge cases", function()
     for _, text in ipairs { "[]", "{}", " [1] ", "\t\r\n0\n", "-0.0e-0", "1E+2", '""', "[[[]]]", '{"":1}', "true" } do
       assert.is_not_nil(json.decode(text), text)
