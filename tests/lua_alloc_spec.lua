@@ -13,6 +13,12 @@ local function script(source)
 end
 
 describe("the Lua state's allocator", function()
+  it("runs the collector at pause 400: a cycle when the heap has quadrupled (main.c)", function()
+    local r = script [[print(collectgarbage("setpause", 200), collectgarbage("setpause", 400))]]
+    assert.equal(0, r.code, r.stderr)
+    assert.equal("400\t200\n", r.stdout)
+  end)
+
   it("keeps every block's bytes through growth and shrinking across the size classes", function()
     local r = script [[
       local strings, tables = {}, {}
