@@ -38,6 +38,38 @@ describe("vkit.vac.number", function()
     assert.equal("3", number.str(3))
     assert.equal("3.0", number.str(3.0))
   end)
+
+  -- float_repr starts its search for the shortest digits at 15 (16, 17):
+  -- held to the search from one digit up over seeded doubles of every
+  -- kind, subnormals included.
+  it("finds the shortest digits that read back, as a search from one digit up does", function()
+    local function shortest(x)
+      for p = 0, 16 do
+        local s = string.format("%." .. p .. "e", x)
+        if tonumber(s) == x then return tonumber(s), #(s:match "^%-?(%d%.?%d*)e"):gsub("%.", ""):gsub("0+$", "") end
+      end
+    end
+    math.randomseed(20)
+    local function check(x)
+      if x ~= x or x == math.huge or x == -math.huge or x == 0 then return end
+      local want, ndigits = shortest(x)
+      local got = number.float_repr(x)
+      assert.equal(want, tonumber(got), got)
+      local mant = got:match "^%-?([%d.]+)"
+      local n = #mant:gsub("%.", ""):gsub("^0+", ""):gsub("0+$", "")
+      assert.is_true(n <= math.max(ndigits, 1), ("%s: %d digits, shortest %d"):format(got, n, ndigits))
+    end
+    for _ = 1, 2500 do
+      check(string.unpack("<d", string.pack("<i8", math.random(math.mininteger, math.maxinteger))))
+      check(math.random() * 10 ^ math.random(-30, 30))
+      check(math.random(0, 999999) / 10 ^ math.random(0, 6))
+      check(math.random(1, 1 << 52) * 2 ^ -1074) -- subnormal
+    end
+    for _, x in ipairs { 0.1, 0.5, 1e23, 9.999999999999999e22, 5e-324, 1.7976931348623157e308, 2.2250738585072014e-308,
+      2.225073858507201e-308, 1 / 3, 2 / 3 } do
+      check(x)
+    end
+  end)
 end)
 
 describe("vkit.vac.text", function()
@@ -208,5 +240,16 @@ describe("vkit.vac.value.key (Python's equality classes as table keys)", functio
     local spelled = string.unpack("<d", "12345678")
     assert.not_equal(value.key(12345678), value.key(spelled))
     assert.not_equal(value.key(1e300), value.key(1e300 * (1 + 2 ^ -52)))
+    assert.equal(value.key(2 ^ 53), value.key(math.tointeger(2 ^ 53)))
+    assert.not_equal(value.key(2 ^ 53), value.key(math.tointeger(2 ^ 53) + 1))
+    assert.not_equal(value.key(0 / 0), value.key(0 / 0)) -- a NaN equals nothing
+    assert.is_nil(value.key(vkit.json.array { 1 }))
+  end)
+
+  it("keeps a label that is a list apart from a string spelling its text (severity.unknown)", function()
+    local severity = require "vkit.vac.severity"
+    local list = vkit.json.array { 1 }
+    local out = severity.unknown({ "[1]", list, "[1]", 1, 1.0, true }, 6)
+    assert.equal(3, #out)
   end)
 end)

@@ -85,8 +85,14 @@ function M.float_repr(x)
   if x == math.huge then return "inf" end
   if x == -math.huge then return "-inf" end
   if x == 0 then return (1 / x < 0) and "-0.0" or "0.0" end
+  -- the shortest digits that read back as x (what repr prints): a normal
+  -- double rounded to 15 significant digits is within half a step of that
+  -- grid, so it reads back exactly when some 15-digit-or-shorter decimal
+  -- does, and then is it (its trailing zeros go below); otherwise 16, then
+  -- 17 always.  A subnormal has fewer bits than that argument needs: every
+  -- precision is tried from 1 digit up.
   local s
-  for p = 0, 16 do
+  for p = math.abs(x) >= 2.2250738585072014e-308 and 14 or 0, 16 do
     s = string.format("%." .. p .. "e", x)
     if tonumber(s) == x then break end
   end

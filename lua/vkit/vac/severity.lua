@@ -18,13 +18,16 @@ end
 --- The distinct labels of `labels` (an array, possibly with holes marked by
 --  n) outside the table, sorted as the reference names them (null last).
 function M.unknown(labels, n)
-  local seen, out = {}, {}
+  local seen, seen_structured, out = {}, {}, {}
   for i = 1, n do
     local s = labels[i]
     if M.weight(s) == nil then
-      local key = value.key(s) or value.canonical(s)
-      if not seen[key] then
-        seen[key] = true
+      -- a scalar by its equality class, a list or object by its canonical
+      -- text (kept apart: a string may spell a list's text)
+      local set, key = seen, value.key(s)
+      if key == nil then set, key = seen_structured, value.canonical(s) end
+      if not set[key] then
+        set[key] = true
         out[#out + 1] = s == nil and value.null or s
       end
     end

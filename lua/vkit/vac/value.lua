@@ -8,7 +8,6 @@ local json = require "vkit.json"
 local number = require "vkit.vac.number"
 
 local null, kind = json.null, json.kind
-local pack = string.pack
 local M = {}
 
 function M.is_number(v) return math.type(v) ~= nil end
@@ -47,16 +46,20 @@ local function eq(a, b)
   if ta ~= "table" or tb ~= "table" then return false end
   local ka, kb = kind(a), kind(b)
   if ka ~= kb then return false end
+  -- members that are the same Lua value are equal without a call (the
+  -- first test eq makes): strings, most numbers, shared tables
   if ka == "array" then
     if #a ~= #b then return false end
     for i = 1, #a do
-      if not eq(a[i], b[i]) then return false end
+      local x, y = a[i], b[i]
+      if x ~= y and not eq(x, y) then return false end
     end
     return true
   end
   if ka == "object" then
     for k, v in pairs(a) do
-      if b[k] == nil or not eq(v, b[k]) then return false end
+      local w = b[k]
+      if w == nil or (v ~= w and not eq(v, w)) then return false end
     end
     for k in pairs(b) do
       if a[k] == nil then return false end
@@ -67,22 +70,26 @@ local function eq(a, b)
 end
 M.eq = eq
 
---- A string that identifies v up to the equality of Python's sets and
---  dict keys (1, 1.0 and True are one key there), for scalar v.  Returns
---  nil for arrays and objects, which Python cannot hash.
+--- A table key that identifies v up to the equality of Python's sets and
+--  dict keys (1, 1.0 and True are one key there), for scalar v; nil for
+--  arrays and objects, which Python cannot hash.  A number is its own key
+--  (an integral float its integer, as Lua's tables key it anyway), so no
+--  number is ever formatted; a string is itself (no number is a string);
+--  null and absent are NULL_KEY; a NaN, equal to nothing, a new table.
+local NULL_KEY = setmetatable({}, { __name = "null key" })
+M.NULL_KEY = NULL_KEY
+
 function M.key(v)
-  if v == nil or v == null then return "N" end
+  if v == nil or v == null then return NULL_KEY end
   local t = math.type(v)
-  if t == "integer" then return "n" .. v end
+  if t == "integer" then return v end
   if t == "float" then
-    if v == math.floor(v) and v >= -2 ^ 63 and v < 2 ^ 63 then return "n" .. math.tointeger(v) end
-    -- any other float equals only itself (no NaN is ever decoded), so its
-    -- bits name it; "f" keeps them apart from every "n" integer key
-    return "f" .. pack("<d", v)
+    if v ~= v then return {} end
+    return math.tointeger(v) or v
   end
-  if v == true then return "n1" end
-  if v == false then return "n0" end
-  if type(v) == "string" then return "s" .. v end
+  if v == true then return 1 end
+  if v == false then return 0 end
+  if type(v) == "string" then return v end
   return nil
 end
 

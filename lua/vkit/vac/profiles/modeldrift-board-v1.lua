@@ -287,7 +287,7 @@ end
 --- The flip / probe-alarm analysis recomputed from the stored fails.
 function M.flips(series, order)
   local flips = {}
-  local by_day, days = {}, {}
+  local by_day, days = {}, {} -- by_day[day][task]: the entry of that day's task, in days in first-seen order
   local history = 0
   for _, mid in ipairs(order) do
     local pts = series[mid]
@@ -310,29 +310,23 @@ function M.flips(series, order)
           end
         end
       end
-      for _, p in ipairs(bearing) do
-        local cur = {}
-        local fails = p.fails ~= null and p.fails or NONE
-        for i = 1, #fails do cur[fails[i]] = true end
-        if prev then
-          local when = day(type(p.t) == "string" and p.t or "")
-          flipped(cur, prev, "broke on ", when)
-          flipped(prev, cur, "recovered on ", when)
-        end
-        prev = cur
-      end
-      for _, t in ipairs(tasks) do
-        flips[#flips + 1] = object { model = mid, task = t, flips = counts[t], latest = latest[t] }
-      end
       local provider = mid:match "^([^:]*):" or mid
       for _, p in ipairs(bearing) do
         local d = day(type(p.t) == "string" and p.t or "")
-        for _, t in ipairs(p.fails ~= null and p.fails or NONE) do
-          local key = d .. "\0" .. t
-          local e = by_day[key]
+        local cur = {}
+        local fails = p.fails ~= null and p.fails or NONE
+        local on_day = by_day[d]
+        if not on_day then
+          on_day = {}
+          by_day[d] = on_day
+        end
+        for i = 1, #fails do
+          local t = fails[i]
+          cur[t] = true
+          local e = on_day[t]
           if not e then
             e = { day = d, task = t, providers = {}, n = 0 }
-            by_day[key] = e
+            on_day[t] = e
             days[#days + 1] = e
           end
           if not e.providers[provider] then
@@ -340,6 +334,14 @@ function M.flips(series, order)
             e.n = e.n + 1
           end
         end
+        if prev then
+          flipped(cur, prev, "broke on ", d)
+          flipped(prev, cur, "recovered on ", d)
+        end
+        prev = cur
+      end
+      for _, t in ipairs(tasks) do
+        flips[#flips + 1] = object { model = mid, task = t, flips = counts[t], latest = latest[t] }
       end
     end
   end
