@@ -55,13 +55,8 @@ function M.style(stream, json_output)
   if json_output or stream ~= io.stdout then return M.PLAIN end
   local no_color = os.getenv "NO_COLOR"
   if no_color and no_color ~= "" then return M.PLAIN end
-  -- a pipe or file needs no terminal module to tell: vkit.term (readline)
-  -- is loaded only when fd 1 is a terminal device
-  local st = require("vkit.fs").lstat "/proc/self/fd/1"
-  local target = st and st.target or ""
-  if not (target:find "^/dev/pts/" or target:find "^/dev/tty") then return M.PLAIN end
-  local ok, term = pcall(require, "vkit.term")
-  if not (ok and term.isatty(1)) then return M.PLAIN end
+  -- vkit.sys asks the kernel (one ioctl), without vkit.term's readline
+  if not require("vkit.sys").isatty(1) then return M.PLAIN end
   local style = {}
   for k, code in pairs(SGR) do style[k] = function(s) return "\27[" .. code .. "m" .. s .. "\27[0m" end end
   return style
