@@ -253,3 +253,95 @@ describe("vkit.vac.value.key (Python's equality classes as table keys)", functio
     assert.equal(3, #out)
   end)
 end)
+
+-- modeldrift-board-v1's flips follow each task through the points with
+-- one table per model, not a set per point: held here to the set-based
+-- reading of the rule (a task in a point's fails and not in the previous
+-- point's broke; the other way round, recovered) over seeded series with
+-- repeated tasks, null and absent fails, and the mock control.
+describe("modeldrift-board-v1 flips", function()
+  local json = require "vkit.json"
+  local md = require "vkit.vac.profiles.modeldrift-board-v1"
+
+  local function reference(series, order)
+    local rows, alarms, days = {}, {}, {}
+    for _, mid in ipairs(order) do
+      if mid:sub(1, 5) ~= "mock:" then
+        local provider = mid:match "^([^:]*):" or mid
+        local counts, latest, prev = {}, {}, nil
+        for _, p in ipairs(series[mid]) do
+          if p.fails ~= nil then
+            local cur = {}
+            local fails = p.fails == json.null and {} or p.fails
+            for _, t in ipairs(fails) do
+              cur[t] = true
+              local key = p.t:sub(1, 10) .. " " .. t
+              days[key] = days[key] or {}
+              days[key][provider] = true
+            end
+            if prev then
+              for t in pairs(cur) do
+                if not prev[t] then counts[t], latest[t] = (counts[t] or 0) + 1, "broke on " .. p.t:sub(1, 10) end
+              end
+              for t in pairs(prev) do
+                if not cur[t] then counts[t], latest[t] = (counts[t] or 0) + 1, "recovered on " .. p.t:sub(1, 10) end
+              end
+            end
+            prev = cur
+          end
+        end
+        for t, n in pairs(counts) do rows[#rows + 1] = ("%s %s %d %s"):format(mid, t, n, latest[t]) end
+      end
+    end
+    for key, providers in pairs(days) do
+      local list = {}
+      for prov in pairs(providers) do list[#list + 1] = prov end
+      table.sort(list)
+      if #list >= 3 then alarms[#alarms + 1] = key .. " " .. table.concat(list, ",") end
+    end
+    table.sort(rows)
+    table.sort(alarms)
+    return rows, alarms
+  end
+
+  it("count every flip and every probe alarm as the set-based rule does", function()
+    math.randomseed(11)
+    local tasks = { "a", "b", "c", "d", "e" }
+    for round = 1, 400 do
+      local series, order = {}, {}
+      for m = 1, math.random(1, 5) do
+        local mid = (m == 1 and round % 3 == 0) and "mock:x" or ("p" .. math.random(1, 4) .. ":m" .. m)
+        if not series[mid] then
+          order[#order + 1] = mid
+          local pts = json.array {}
+          for i = 1, math.random(0, 6) do
+            local p = json.object { t = ("2026-08-%02dT00:00:00Z"):format(math.random(1, 3)) }
+            local r = math.random()
+            if r < 0.15 then
+              p.fails = json.null
+            elseif r < 0.85 then
+              p.fails = json.array {}
+              for k = 1, math.random(0, 4) do p.fails[k] = tasks[math.random(1, #tasks)] end
+            end
+            pts[i] = p
+          end
+          series[mid] = pts
+        end
+      end
+      local want_rows, want_alarms = reference(series, order)
+      local got = md.flips(series, order)
+      local rows, alarms = {}, {}
+      for _, list in ipairs { got.repeat_offenders, got.one_offs } do
+        for _, r in ipairs(list) do rows[#rows + 1] = ("%s %s %d %s"):format(r.model, r.task, r.flips, r.latest) end
+      end
+      for _, a in ipairs(got.probe_alarms) do
+        alarms[#alarms + 1] = a.day .. " " .. a.task .. " " .. table.concat(a.providers, ",")
+        assert.equal(#a.providers, a.n_providers)
+      end
+      table.sort(rows)
+      table.sort(alarms)
+      assert.same(want_rows, rows, "round " .. round)
+      assert.same(want_alarms, alarms, "round " .. round)
+    end
+  end)
+end)

@@ -298,31 +298,27 @@ function M.flips(series, order)
     if #bearing >= 2 then history = history + 1 end
     if mid:sub(1, 5) ~= "mock:" then
       local counts, latest, tasks = {}, {}, {}
-      local prev
-      -- a task in now and not in before flipped: broke (entering the fails
-      -- set) or recovered (leaving it)
-      local function flipped(now, before, verb, when)
-        for t in pairs(now) do
-          if not before[t] then
-            if not counts[t] then tasks[#tasks + 1] = t end
-            counts[t] = (counts[t] or 0) + 1
-            latest[t] = verb .. when
-          end
-        end
+      -- a task in a point's fails and not in the previous point's flipped:
+      -- broke (entering the set) or recovered (leaving it).  at[t] is the
+      -- last point whose fails hold t, so no set is built per point.
+      local function flipped(t, verb, when)
+        if not counts[t] then tasks[#tasks + 1] = t end
+        counts[t] = (counts[t] or 0) + 1
+        latest[t] = verb .. when
       end
+      local at, gone = {}, {}
+      local prev
       local provider = mid:match "^([^:]*):" or mid
-      for _, p in ipairs(bearing) do
+      for i, p in ipairs(bearing) do
         local d = day(type(p.t) == "string" and p.t or "")
-        local cur = {}
         local fails = p.fails ~= null and p.fails or NONE
         local on_day = by_day[d]
         if not on_day then
           on_day = {}
           by_day[d] = on_day
         end
-        for i = 1, #fails do
-          local t = fails[i]
-          cur[t] = true
+        for j = 1, #fails do
+          local t = fails[j]
           local e = on_day[t]
           if not e then
             e = { day = d, task = t, providers = {}, n = 0 }
@@ -333,12 +329,21 @@ function M.flips(series, order)
             e.providers[provider] = true
             e.n = e.n + 1
           end
+          if at[t] ~= i then -- t's first time in this point
+            if prev and at[t] ~= i - 1 then flipped(t, "broke on ", d) end
+            at[t] = i
+          end
         end
         if prev then
-          flipped(cur, prev, "broke on ", d)
-          flipped(prev, cur, "recovered on ", d)
+          for j = 1, #prev do
+            local t = prev[j]
+            if at[t] == i - 1 and gone[t] ~= i then -- in the previous point, not in this one
+              gone[t] = i
+              flipped(t, "recovered on ", d)
+            end
+          end
         end
-        prev = cur
+        prev = fails
       end
       for _, t in ipairs(tasks) do
         flips[#flips + 1] = object { model = mid, task = t, flips = counts[t], latest = latest[t] }
