@@ -18,7 +18,10 @@ PKGS     := lua5.4 libcrypto libgit2 libpq
 CFLAGS   ?= -O2
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
             -fno-strict-aliasing -I$(BUILD) -Icsrc
-LDLIBS   += -l:liblua5.4-cjson.a -lz -lm -ldl
+# zlib (vkit.archive's gzip) linked statically and kept private as
+# libcrypto is: one shared library fewer to map and relocate at every exec;
+# libgit2 loads libz.so for itself when vkit.git is first required.
+LDLIBS   += -l:liblua5.4-cjson.a -Wl,--exclude-libs,libz.a -l:libz.a -lm -ldl
 # libcrypto linked statically, its symbols kept out of the executable's
 # dynamic table: loading the shared libcrypto.so.3 (4.7 MB, 18,000
 # relocations) was a sixth of a cold `vkit vac verify`.  The shared modules

@@ -61,6 +61,13 @@ describe("shared modules", function()
     end
   end)
 
+  it("carry zlib in the executable, privately (libgit2 brings its own libz.so)", function()
+    local out = io.popen("readelf -d " .. t.quote(vkit.exe)):read "a"
+    assert.is_nil(out:match "libz%.so", "the executable needs the shared zlib")
+    local exported = io.popen("nm -D --defined-only " .. t.quote(vkit.exe)):read "a"
+    assert.is_nil(exported:match "%f[%w_]inflate", "the executable exports zlib's symbols")
+  end)
+
   it("reach SHA-256 through the executable, whose static libcrypto stays private", function()
     local out = io.popen("readelf -d " .. t.quote(vkit.exe)):read "a"
     assert.is_nil(out:match "libcrypto", "the executable needs the shared libcrypto")
