@@ -8,9 +8,11 @@ local json = require "vkit.json"
 local number = require "vkit.vac.number"
 
 local null, kind = json.null, json.kind
+-- the globals of the hot loops as upvalues: no _ENV lookup per call
+local type, ipairs, pairs, mtype = type, ipairs, pairs, math.type
 local M = {}
 
-function M.is_number(v) return math.type(v) ~= nil end
+function M.is_number(v) return mtype(v) ~= nil end
 
 function M.is_object(v) return kind(v) == "object" end
 
@@ -81,7 +83,7 @@ M.NULL_KEY = NULL_KEY
 
 function M.key(v)
   if v == nil or v == null then return NULL_KEY end
-  local t = math.type(v)
+  local t = mtype(v)
   if t == "integer" then return v end
   if t == "float" then
     if v ~= v then return {} end
@@ -135,7 +137,7 @@ function M.show(v)
   if v == nil or v == null then return "None" end
   if v == true then return "True" end
   if v == false then return "False" end
-  if math.type(v) then return number.str(v) end
+  if mtype(v) then return number.str(v) end
   if type(v) == "string" then return "'" .. v .. "'" end
   local k = kind(v)
   if k == "array" or k == "object" then

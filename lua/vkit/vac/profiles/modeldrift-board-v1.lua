@@ -13,6 +13,8 @@ local policy = require("vkit.policy").vac
 local sorted_keys = require("vkit.vac.manifest").sorted_keys
 
 local kind, null, array, object = json.kind, json.null, json.array, json.object
+-- the globals of the hot loops as upvalues: no _ENV lookup per call
+local type, ipairs, pairs, mtype = type, ipairs, pairs, math.type
 local eq, show = value.eq, value.show
 
 local M = {
@@ -26,7 +28,7 @@ local ROW_KEYS = { "id", "label", "when", "acc", "delta", "verdict", "graded", "
 local STAND_KEYS = { "suite_version", "suite_hash", "min_detectable_pts_full_grade" }
 local FLIP_LISTS = { "repeat_offenders", "one_offs", "probe_alarms" }
 
-local function is_unit(v) return math.type(v) ~= nil and v >= 0 and v <= 1 end
+local function is_unit(v) return mtype(v) ~= nil and v >= 0 and v <= 1 end
 
 -- Python's truthiness of a decoded value.
 local function truthy(v)
@@ -100,14 +102,14 @@ local function coherent(ctx, met_rel, series, order, fp, ids, tasks)
       if p.refusal_rate ~= nil and p.refusal_rate ~= null and not is_unit(p.refusal_rate) then
         bad("refusal_rate %s outside [0,1]", show(p.refusal_rate))
       end
-      if not (math.type(p.latency_ms) and p.latency_ms >= 0) then bad("latency_ms %s not a number >= 0", show(p.latency_ms)) end
+      if not (mtype(p.latency_ms) and p.latency_ms >= 0) then bad("latency_ms %s not a number >= 0", show(p.latency_ms)) end
       do
         local runs = p.runs
         if runs == nil then runs = 1 end
-        if not (math.type(runs) and runs >= 1) then bad("runs %s < 1", show(runs)) end
+        if not (mtype(runs) and runs >= 1) then bad("runs %s < 1", show(runs)) end
         local spread = p.acc_spread
         if spread == nil then spread = 0 end
-        if not (math.type(spread) and spread >= 0) then bad("acc_spread %s < 0", show(spread)) end
+        if not (mtype(spread) and spread >= 0) then bad("acc_spread %s < 0", show(spread)) end
       end
       do
         local f = p.fails
@@ -119,7 +121,7 @@ local function coherent(ctx, met_rel, series, order, fp, ids, tasks)
         local unknown = outside(fl, ids)
         if #unknown > 0 then bad("fails name tasks outside the suite: %s", show_list(unknown)) end
         local g = p.graded
-        if g ~= nil and g ~= null and not (math.type(g) == "integer" and g >= 1 and g <= tasks) then
+        if g ~= nil and g ~= null and not (mtype(g) == "integer" and g >= 1 and g <= tasks) then
           bad("graded %s outside 1..%d", show(g), tasks)
         end
         if p.suite ~= nil and p.suite ~= null and p.suite ~= fp.suite_version then
@@ -167,7 +169,7 @@ local function reliability_floor(ctx, metrics, md_rel)
       .. "standings were derived under")
     return nil
   end
-  if not math.type(v) then
+  if not mtype(v) then
     fails:addf("schema-violation", "rel_floor: must be a number, got %s", show(v))
     return nil
   end
