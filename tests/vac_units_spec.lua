@@ -246,6 +246,22 @@ describe("vkit.vac.value.key (Python's equality classes as table keys)", functio
     assert.is_nil(value.key(vkit.json.array { 1 }))
   end)
 
+  it("keys whole values as json.dumps(sort_keys=True) tells them apart (value.canonical)", function()
+    local A, O, null = vkit.json.array, vkit.json.object, vkit.json.null
+    local c = value.canonical
+    assert.equal(c(O { a = 1, b = A { "x" } }), c(O { b = A { "x" }, a = 1 }))
+    assert.equal(c(A { 0.5, -3, "é" }), c(A { 0.5, -3, "é" }))
+    local distinct = { 1, 1.0, true, false, null, 0.0, -0.0, "1", "", "n", A {}, O {}, A { "a", "b" }, A { "ab" },
+      A { A {} }, A { O {} }, O { a = A {} }, O { a = O {} }, O { a = "b" }, O { ab = "" }, A { 2 ^ 53 },
+      A { math.tointeger(2 ^ 53) }, O { [("}"):rep(125)] = 1 }, O { [("k"):rep(125)] = 1 }, A { "}", "]" }, A { "}]" } }
+    local seen = {}
+    for i, v in ipairs(distinct) do
+      local key = c(v)
+      assert.is_nil(seen[key], ("value %d keys like value %s"):format(i, tostring(seen[key])))
+      seen[key] = i
+    end
+  end)
+
   it("keeps a label that is a list apart from a string spelling its text (severity.unknown)", function()
     local severity = require "vkit.vac.severity"
     local list = vkit.json.array { 1 }
