@@ -352,12 +352,33 @@ static int search_precompiled(lua_State *L) {
   return luabc_try(L, file, root, root_len) > 0 ? 2 : 0;
 }
 
+/* Is the table linked in, and compiled by this Lua release? */
+static int luabc_usable(void) {
+  return &vkit_luabc_count && vkit_luabc_count && &vkit_luabc_release &&
+         strcmp(vkit_luabc_release, LUA_RELEASE) == 0;
+}
+
+/* boot.precompiled(file, env): file's chunk from the table, its first
+ * upvalue (_ENV) set to env, when file lies in the tree and holds the
+ * source it was compiled from; nil otherwise (the caller loads the file).
+ * For the policies, which vkit.policy loads as text with an empty
+ * environment: the table's chunk is that text compiled.  Upvalue: root. */
+static int boot_precompiled(lua_State *L) {
+  const char *file = luaL_checkstring(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  size_t root_len;
+  const char *root = lua_tolstring(L, lua_upvalueindex(1), &root_len);
+  if (!luabc_usable() || luabc_try(L, file, root, root_len) <= 0) return 0;
+  lua_pop(L, 1); /* the file name a searcher would return */
+  lua_pushvalue(L, 2);
+  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+  return 1;
+}
+
 /* Puts search_precompiled second in package.searchers, after the preloads;
  * path is the package.path main() set. */
 static void add_precompiled_searcher(lua_State *L, const char *root, const char *path) {
-  if (!&vkit_luabc_count || !vkit_luabc_count || !&vkit_luabc_release ||
-      strcmp(vkit_luabc_release, LUA_RELEASE) != 0)
-    return;
+  if (!luabc_usable()) return;
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "searchers");
   for (lua_Integer i = (lua_Integer)lua_rawlen(L, -1); i >= 2; i--) {
@@ -421,6 +442,9 @@ int main(int argc, char **argv) {
 #undef VKIT_SHARED_MODULE
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   push_boot(L, exe, root, lib);
+  lua_pushstring(L, root);
+  lua_pushcclosure(L, boot_precompiled, 1);
+  lua_setfield(L, -2, "precompiled");
   lua_pushcclosure(L, boot_module, 1);
   lua_setfield(L, -2, "vkit.boot");
   lua_pop(L, 1);

@@ -2,7 +2,9 @@
 # the instructions of a cold `vkit vac verify`.  csrc/main.c loads a module
 # from this table only when its file still has the source it was compiled
 # from (mk/vacperf_luabc.lua), so an edited module runs from its source.
-LUABC_SOURCES := $(sort $(shell find lua -name '*.lua'))
+# the policies too: vkit.policy takes a policy's chunk from the table
+# (boot.precompiled) when the file still holds the text it was compiled from
+LUABC_SOURCES := $(sort $(shell find lua -name '*.lua') $(wildcard policies/*.lua))
 EXTRA_OBJECTS += $(BUILD)/obj/luabc.o
 ASAN_EXTRA_OBJECTS += $(BUILD)/asan/luabc.o
 

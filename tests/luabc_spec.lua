@@ -29,6 +29,20 @@ describe("precompiled Lua modules", function()
     assert.is_string(debug.getlocal(compiled.round, 1))
   end)
 
+  it("give a policy's chunk with the environment asked for, and nothing for a file outside the tree", function()
+    local boot = require "vkit.boot"
+    local env = {}
+    local chunk = boot.precompiled(vkit.root .. "/policies/vac.lua", env)
+    assert.is_function(chunk)
+    assert.equal(env, select(2, debug.getupvalue(chunk, 1)))
+    local fresh = assert(loadfile(vkit.root .. "/policies/vac.lua", "t", {}))
+    assert.same(fresh(), chunk())
+    local dir, cleanup = t.tempdir()
+    t.write(dir .. "/vac.lua", "return {}\n")
+    assert.is_nil(boot.precompiled(dir .. "/vac.lua", {}))
+    cleanup()
+  end)
+
   it("find a package's init.lua, as package.searchpath does", function()
     local loader, file = package.searchers[2]("vkit.vac")
     assert.is_function(loader)
@@ -58,12 +72,16 @@ describe("precompiled Lua modules", function()
       t.quote(dir .. "/vkit"), t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir),
       t.quote(dir .. "/" .. lib), t.quote(vkit.root .. "/" .. lib), t.quote(dir .. "/" .. lib))))
     t.write(dir .. "/lua/vkit/tables.lua", "return { edited = true }\n")
+    t.write(dir .. "/policies/vac.lua", "return { edited = true }\n")
     t.write(dir .. "/s.lua", [[
+      local boot = require "vkit.boot"
       print(package.searchers[2]("vkit.tables") == nil, require("vkit.tables").edited,
-        select(2, package.searchers[2]("vkit.vac.value")))
+        select(2, package.searchers[2]("vkit.vac.value")),
+        boot.precompiled(boot.root .. "/policies/vac.lua", {}) == nil, require("vkit.policy").vac.edited,
+        boot.precompiled(boot.root .. "/policies/limits.lua", {}) ~= nil)
     ]])
     local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
     cleanup()
-    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\n"):format(dir), out)
+    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\ttrue\ttrue\ttrue\n"):format(dir), out)
   end)
 end)
