@@ -93,6 +93,37 @@ describe("VAC fixtures", function()
       assert.same({ "unsafe-bundle" }, got)
     end)
 
+    -- Presence is read off the closure walk (bundle.lua); when the walk
+    -- fails, off an lstat of each component.  Both must answer alike.
+    it("answers presence from the closure walk as an lstat of each component does", function()
+      copy_tree(FIXTURES .. "/valid/v01", dir .. "/b")
+      local m = json.decode(assert(fs.read(dir .. "/b/vac.json", 1 << 20)))
+      local pin = m.evidence[1].sha256
+      assert.equal("evidence/CONTRACT.md", m.evidence[1].path)
+      for _, path in ipairs { "evidence/./CONTRACT.md", "./evidence/CONTRACT.md", "evidence", "evidence/none.md",
+        "evidence/CONTRACT.md/x", "evidence/./." } do
+        m.evidence[#m.evidence + 1] = json.object { path = path, sha256 = pin }
+      end
+      t.write(dir .. "/b/vac.json", json.encode(m, { indent = 2 }))
+      local function presence()
+        local out = {}
+        for _, f in ipairs(vkit.vac.verify(dir .. "/b").failures) do
+          if f.name == "missing-artifact" or f.name == "unsafe-bundle" then out[#out + 1] = f.name .. " " .. f.detail end
+        end
+        return out
+      end
+      local want = { "missing-artifact evidence", "missing-artifact evidence/none.md",
+        "missing-artifact evidence/CONTRACT.md/x", "missing-artifact evidence/./." }
+      assert.same(want, presence())
+      -- nesting past the walk's depth limit: the walk fails, lstat answers
+      local deep = dir .. "/b/deep" .. ("/d"):rep(300)
+      assert(fs.mkdirs(deep))
+      local got = presence()
+      assert.matches("^unsafe%-bundle cannot walk the bundle: ", got[#got])
+      got[#got] = nil
+      assert.same(want, got)
+    end)
+
     it("a fifo in the bundle is unsafe-bundle and is never opened", function()
       copy_tree(FIXTURES .. "/valid/v01", dir .. "/b")
       assert(fs.mkfifo(dir .. "/b/evidence/pipe"))
