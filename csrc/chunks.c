@@ -12,10 +12,10 @@
  * refilled only once the caller has given it back and it is hashed.  So
  * on two cores a pass costs about half of (read + hash + scan), or the
  * hash or the scan alone when one of them is longer, and the bytes hashed
- * are the very bytes handed over.  Chunks of 2 MiB or more are 2 MiB aligned and advised to
- * use huge pages (a page fault per 4 KiB of fresh buffer cost more than
- * the copy into it).  Signals are blocked in the thread, so they reach the
- * caller's.
+ * are the very bytes handed over.  Chunks of 2 MiB or more are 2 MiB
+ * aligned and advised to use huge pages (a page fault per 4 KiB of fresh
+ * buffer cost more than the copy into it).  Signals are blocked in the
+ * thread, so they reach the caller's.
  */
 #include "chunks.h"
 

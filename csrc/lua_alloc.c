@@ -75,7 +75,6 @@ static int region_populate(char *from, char *to) {
 #endif
 #define POPULATE_STEP ((size_t)64 << 10)
 
-
 typedef struct Block { struct Block *next; } Block;
 typedef struct Region { struct Region *next; size_t size; } Region; /* a region's first grain */
 
@@ -132,7 +131,7 @@ static void *small_new(Pools *a, size_t n) {
   if (a->bump > a->present && a->populate) {
     size_t done = (size_t)(a->present - (char *)a->regions);
     char *upto = a->present + (done > POPULATE_STEP ? done : POPULATE_STEP);
-    if (upto > a->end || upto < a->bump) upto = a->end;
+    if (upto > a->end) upto = a->end;
     a->populate = region_populate(a->present, upto);
     a->present = upto;
   }

@@ -57,10 +57,6 @@ static int file_exists(const char *dir, const char *rel) {
 #define VKIT_SHARED_BUILD_DIR "build/lib"
 #endif
 
-/* Fills exe, root and lib (the directory of the shared modules:
- * <root>/VKIT_SHARED_BUILD_DIR in a build tree, <exe dir>/../lib/vkit when
- * installed, where `make install` puts them); returns 0 when the library
- * cannot be found. */
 /* The executable's absolute path: /proc/self/exe's target is already
  * canonical (one readlink, where realpath reads every component of both
  * paths); argv0 resolved when /proc is absent or the file was replaced. */
@@ -74,6 +70,10 @@ static int find_exe(const char *argv0, char exe[PATH_MAX]) {
   return realpath(argv0, exe) != NULL;
 }
 
+/* Fills exe, root and lib (the directory of the shared modules:
+ * <root>/VKIT_SHARED_BUILD_DIR in a build tree, <exe dir>/../lib/vkit when
+ * installed, where `make install` puts them); returns 0 when the library
+ * cannot be found. */
 static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
                      char lib[PATH_MAX]) {
   if (!find_exe(argv0, exe)) return 0;
@@ -254,7 +254,7 @@ static int luabc_current(int fd, const VkitLuabc *e) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += (size_t)n;
-    if ((size_t)n < want) break; /* short: the end (or, elsewhere, too few bytes to match) */
+    if ((size_t)n < want) break; /* short: the file ended (fewer bytes than the source do not match) */
   }
   int same = src && got == e->source_len && luabc_hash(src, got) == e->source_hash;
   free(src);

@@ -74,9 +74,9 @@ lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer d
 
 /* Opens path to read a regular file (with nofollow, refusing a symbolic
  * link).  It is opened O_NONBLOCK, so a FIFO cannot hang open(); the
- * flag stays, as it has no effect on a regular file's reads.  Returns the descriptor, with *st filled; or closes what it
- * opened, pushes `nil, message, code` (an errno name, or not-a-regular-file)
- * and returns -1. */
+ * flag stays, as it has no effect on a regular file's reads.  Returns the
+ * descriptor, with *st filled; or closes what it opened, pushes `nil,
+ * message, code` (an errno name, or not-a-regular-file) and returns -1. */
 int vkit_open_regular(lua_State *L, const char *path, int nofollow, struct stat *st);
 
 /* The same for name relative to the directory dirfd (AT_FDCWD: the working

@@ -31,7 +31,7 @@ local function load_policy(name)
   local path = ("%s/policies/%s.lua"):format(boot.root, name)
   -- the binary's chunk when the file still holds the text it was compiled
   -- from (the same text, compiled at build time); otherwise the text itself
-  local chunk, err = boot.precompiled and boot.precompiled(path, {}), nil
+  local chunk, err = boot.precompiled(path, {}), nil
   if not chunk then chunk, err = loadfile(path, "t", {}) end
   if not chunk then error(("cannot load policy %s: %s"):format(name, err), 3) end
   local tbl = chunk()

@@ -79,7 +79,6 @@ M.eq = eq
 --  number is ever formatted; a string is itself (no number is a string);
 --  null and absent are NULL_KEY; a NaN, equal to nothing, a new table.
 local NULL_KEY = setmetatable({}, { __name = "null key" })
-M.NULL_KEY = NULL_KEY
 
 function M.key(v)
   if v == nil or v == null then return NULL_KEY end
