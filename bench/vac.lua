@@ -8,7 +8,7 @@
 -- interpreter: a version-manager shim (pyenv) is a shell script that costs
 -- more than the verification itself and would inflate every ratio.
 -- VAC_VKIT times another vkit binary (e.g. a build of main) in place of this
--- one, for before/after figures.
+-- tree's ./vkit, for before/after figures.
 --
 -- 1. cold verification of every conformance case, one process per case
 --    (target, issue 20: >= 20x faster than the reference per case);
@@ -30,7 +30,9 @@ local json, fs, hash = vkit.json, vkit.fs, vkit.hash
 local REF = os.getenv "VAC_REFERENCE"
 local REF_PER_CASE -- the reference's cold seconds per corpus case, when measured
 local PYTHON = os.getenv "VAC_PYTHON" or "/usr/bin/python3"
-local VKIT = os.getenv "VAC_VKIT" or vkit.exe
+-- the command a user runs: a build tree's ./vkit, the static front that
+-- runs `vac verify` itself (this script runs in the full executable)
+local VKIT = os.getenv "VAC_VKIT" or (fs.lstat(vkit.root .. "/vkit") and vkit.root .. "/vkit") or vkit.exe
 local CORPUS = os.getenv "VAC_CORPUS" or (vkit.root .. "/fixtures/conformance/vac")
 local FLEET_ROWS = tonumber(os.getenv "VAC_BENCH_FLEET_ROWS") or 1000000
 local CRASH_CASES = tonumber(os.getenv "VAC_BENCH_CRASH_CASES") or 200000

@@ -10,6 +10,16 @@
  * installed tree), so vkit works from any working directory.  vkit.git and
  * vkit.term are shared objects (find_root says where), loaded on first
  * require.
+ *
+ * Built twice.  The full executable (<root>/build/lib/vkit, installed as
+ * <prefix>/lib/vkit/vkit; ./vkit-asan too) is linked dynamically and
+ * loads the shared modules.  The front (./vkit, <prefix>/bin/vkit;
+ * VKIT_FRONT) is linked statically: no dynamic loader, no libc.so and
+ * libm.so to map and relocate, no lazy binding, which was a seventh of a
+ * cold `vkit vac verify`.  It loads no shared object, so it runs only the
+ * commands lua/vkit/cli.lua lets it (boot.static) and hands every other to
+ * the full executable beside the shared modules, with the same arguments
+ * (boot.exec_full).
  */
 #include "vkit.h"
 
@@ -23,6 +33,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "lua-cjson.h"
@@ -57,10 +69,14 @@ static int file_exists(const char *dir, const char *rel) {
 #define VKIT_SHARED_BUILD_DIR "build/lib"
 #endif
 
-/* The executable's absolute path: /proc/self/exe's target is already
- * canonical (one readlink, where realpath reads every component of both
- * paths); argv0 resolved when /proc is absent or the file was replaced. */
+/* The executable's absolute path: the path it was executed by (the
+ * kernel's AT_EXECFN) made canonical, which is a few lstat-like steps,
+ * where a fresh process's first readlink of /proc/self/exe costs it its
+ * /proc entries (tens of microseconds here); then /proc/self/exe (an
+ * fexecve'd file, AT_EXECFN gone), then argv0. */
 static int find_exe(const char *argv0, char exe[PATH_MAX]) {
+  const char *execfn = (const char *)getauxval(AT_EXECFN);
+  if (execfn && realpath(execfn, exe)) return 1;
   ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
   static const char deleted[] = " (deleted)";
   if (n > 0 && exe[0] == '/') {
@@ -70,10 +86,12 @@ static int find_exe(const char *argv0, char exe[PATH_MAX]) {
   return realpath(argv0, exe) != NULL;
 }
 
-/* Fills exe, root and lib (the directory of the shared modules:
- * <root>/VKIT_SHARED_BUILD_DIR in a build tree, <exe dir>/../lib/vkit when
- * installed, where `make install` puts them); returns 0 when the library
- * cannot be found. */
+/* Fills exe, root and lib (the directory of the shared modules and of the
+ * full executable: <root>/VKIT_SHARED_BUILD_DIR in a build tree,
+ * <prefix>/lib/vkit when installed, where `make install` puts them);
+ * returns 0 when the library cannot be found.  The executable is a build
+ * tree's ./vkit (the library beside it), an installed <prefix>/bin/vkit
+ * (<prefix>/share/vkit), or the full executable in lib. */
 static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
                      char lib[PATH_MAX]) {
   if (!find_exe(argv0, exe)) return 0;
@@ -86,10 +104,21 @@ static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
     snprintf(root, PATH_MAX, "%s", dir);
     return snprintf(lib, PATH_MAX, "%s/" VKIT_SHARED_BUILD_DIR, dir) < PATH_MAX;
   }
+  static const char build_lib[] = "/" VKIT_SHARED_BUILD_DIR;
+  size_t n = strlen(dir), m = sizeof build_lib - 1;
+  if (n > m && strcmp(dir + n - m, build_lib) == 0) { /* <root>/build/lib/vkit */
+    snprintf(root, PATH_MAX, "%.*s", (int)(n - m), dir);
+    snprintf(lib, PATH_MAX, "%s", dir);
+    if (file_exists(root, "lua/vkit/init.lua")) return 1;
+  }
   char installed[PATH_MAX];
   if (snprintf(installed, sizeof installed, "%s/../share/vkit", dir) >= (int)sizeof installed ||
       snprintf(lib, PATH_MAX, "%s/../lib/vkit", dir) >= PATH_MAX)
     return 0;
+  if (realpath(installed, root) && file_exists(root, "lua/vkit/init.lua")) return 1;
+  /* <prefix>/lib/vkit/vkit */
+  if (snprintf(installed, sizeof installed, "%s/../../share/vkit", dir) >= (int)sizeof installed) return 0;
+  snprintf(lib, PATH_MAX, "%s", dir);
   return realpath(installed, root) && file_exists(root, "lua/vkit/init.lua");
 }
 
@@ -106,6 +135,47 @@ static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
  * outside the Lua state.  Raises, naming the module and the object, when
  * the object cannot be loaded or lacks the symbol.
  */
+#ifdef VKIT_FRONT
+/* The front loads no shared object: a shared module reached here is a
+ * command lua/vkit/cli.lua should have handed to the full executable. */
+static void *shared_symbol(lua_State *L, const char *lib, const char *module, const char *name) {
+  (void)name;
+  luaL_error(L, "vkit.%s is unavailable in the static vkit executable, which loads no shared object "
+             "(the full executable, %s/vkit, does)", module, lib);
+  return NULL;
+}
+
+/* No dlopen either: Lua's C-module searcher gets this refusal, not glibc's
+ * static dlopen (which would load a second libc beside this one). */
+static char no_dlopen[] = "the static vkit executable loads no shared object";
+void *dlopen(const char *file, int mode) {
+  (void)file, (void)mode;
+  return NULL;
+}
+char *dlerror(void) { return no_dlopen; }
+void *dlsym(void *restrict handle, const char *restrict name) {
+  (void)handle, (void)name;
+  return NULL;
+}
+int dlclose(void *handle) {
+  (void)handle;
+  return -1;
+}
+
+/* boot.exec_full(): this process becomes the full executable, with the
+ * same arguments and environment; returns only on failure (nil and a
+ * message).  Upvalues: its path, argv. */
+static int boot_exec_full(lua_State *L) {
+  const char *full = lua_tostring(L, lua_upvalueindex(1));
+  char **argv = lua_touserdata(L, lua_upvalueindex(2));
+  fflush(NULL);
+  execv(full, argv);
+  int err = errno;
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s: %s", full, strerror(err));
+  return 2;
+}
+#else
 static void *shared_symbol(lua_State *L, const char *lib, const char *module, const char *name) {
   const char *path = lua_pushfstring(L, "%s/vkit_%s.so", lib, module);
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -115,6 +185,7 @@ static void *shared_symbol(lua_State *L, const char *lib, const char *module, co
   lua_pop(L, 1);
   return symbol;
 }
+#endif
 
 /* The preload of a shared module; upvalues: the directory, the module's
  * short name.  vkit.git initialises libgit2 itself (csrc/git.c). */
@@ -153,8 +224,9 @@ static int boot_index(lua_State *L) {
 
 /* `vkit.boot`: facts only the host knows, read by lua/vkit/init.lua: exe,
  * root, lib (the shared modules' directory), shared (their short names),
- * version, lua, openssl and, when first read, libgit2. */
-static void push_boot(lua_State *L, const char *exe, const char *root, const char *lib) {
+ * version, lua, openssl and, when first read, libgit2; in the front, static
+ * (true) and exec_full. */
+static void push_boot(lua_State *L, const char *exe, const char *root, const char *lib, char **argv) {
   lua_newtable(L);
   lua_createtable(L, 0, 1);
   lua_pushstring(L, lib);
@@ -182,6 +254,16 @@ static void push_boot(lua_State *L, const char *exe, const char *root, const cha
   lua_setfield(L, -2, "lua");
   lua_pushstring(L, OPENSSL_VERSION_TEXT); /* linked statically: the headers' release */
   lua_setfield(L, -2, "openssl");
+#ifdef VKIT_FRONT
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "static");
+  lua_pushfstring(L, "%s/vkit", lib);
+  lua_pushlightuserdata(L, argv);
+  lua_pushcclosure(L, boot_exec_full, 2);
+  lua_setfield(L, -2, "exec_full");
+#else
+  (void)argv;
+#endif
 }
 
 /* LeakSanitizer reads this from the executable (it is inert otherwise), so
@@ -441,7 +523,7 @@ int main(int argc, char **argv) {
 #undef VKIT_MODULE
 #undef VKIT_SHARED_MODULE
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  push_boot(L, exe, root, lib);
+  push_boot(L, exe, root, lib, argv);
   lua_pushstring(L, root);
   lua_pushcclosure(L, boot_precompiled, 1);
   lua_setfield(L, -2, "precompiled");
@@ -468,6 +550,14 @@ int main(int argc, char **argv) {
   } else if (lua_isinteger(L, -1)) {
     status = (int)lua_tointeger(L, -1);
   }
+#ifdef VKIT_FRONT
+  /* The front's commands (lua/vkit/cli.lua's FRONT_COMMANDS) leave nothing
+   * to a finalizer but memory and descriptors, which the kernel takes back
+   * at exit (exit() flushes the C streams): freeing every object one by
+   * one was 4% of a cold `vkit vac verify`, so the state is not closed. */
+  return status;
+#else
   lua_close(L); /* releases libgit2 if vkit.git was opened */
   return status;
+#endif
 }

@@ -120,6 +120,43 @@ describe("vkit.vac.manifest path and pin rules", function()
       assert.is_false(manifest.is_hex64(v), tostring(v))
     end
   end)
+
+  -- The draft gate's text pre-check rules the walk out only where no string
+  -- value can begin "TODO(": every character of the prefix spelled plain or
+  -- escaped, in a value, a key or deep in arrays, must reach the walk.
+  it("finds a TODO( marker from the manifest's text exactly where the walk over its values does", function()
+    local Failures = require "vkit.vac.failures"
+    local spell = { T = { "T", "\\u0054" }, O = { "O", "\\u004f", "\\u004F" }, D = { "D", "\\u0044" },
+      ["("] = { "(", "\\u0028" } }
+    local rng = 20261202
+    local function pick(list)
+      rng = (rng * 1103515245 + 12345) % 2147483648
+      return list[rng % #list + 1]
+    end
+    local prefixes = { "", "x", " ", "\\u2014", "\\\\", "\\n" }
+    local seen_marker, seen_plain, seen_ruled_out = 0, 0, 0
+    for _ = 1, 400 do
+      local word = {}
+      for _, c in ipairs { "T", "O", "D", "O", "(" } do word[#word + 1] = pick(spell[c]) end
+      local s = pick(prefixes) .. table.concat(word) .. pick { "", "x)", " y" }
+      local doc = pick {
+        ('{"a": "%s"}'):format(s), ('{"%s": "v"}'):format(s), ('{"a": [1, {"b": ["%s"]}]}'):format(s),
+        ('{"a": "\\u2014 %s"}'):format(s), '{"a": "TODO", "b": "(TODO("}', ('{"a": "%s", "b": "\\u0054"}'):format(s),
+        '{"a": "TODO [", "b": "\\u2014", "c": ["ToDo("]}',
+      }
+      local m = assert(vkit.json.decode(doc))
+      local by_text, by_walk = Failures.new(), Failures.new()
+      manifest.todo_failures(m, by_text, doc)
+      manifest.todo_failures(m, by_walk)
+      assert.same(by_walk, by_text, doc)
+      if #by_walk > 0 then seen_marker = seen_marker + 1 else seen_plain = seen_plain + 1 end
+      if not manifest.may_hold_marker(doc) then seen_ruled_out = seen_ruled_out + 1 end
+    end
+    assert.is_true(seen_marker > 0 and seen_plain > 0, "the generated manifests hold markers and non-markers")
+    assert.is_true(seen_ruled_out > 0, "some manifest is ruled out by its text alone")
+    assert.is_false(manifest.may_hold_marker '{"claim": "\\u2014 no marker", "TODO": "(x"}')
+    assert.is_true(manifest.may_hold_marker '{"a": "\\u0054ODO("}')
+  end)
 end)
 
 describe("vkit.vac.output.escape", function()

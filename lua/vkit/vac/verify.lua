@@ -155,7 +155,7 @@ function M.directory(root)
     failures:add("invalid-json", "vac.json: top level must be an object")
     return failures
   end
-  manifest.todo_failures(m, failures)
+  manifest.todo_failures(m, failures, bytes)
   if #failures > 0 then return failures, m end -- a draft is refused wholesale
   manifest.validate(m, failures)
   local pins, listed, slots = bundle.verify_artifacts(root, m, failures)
