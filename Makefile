@@ -124,6 +124,8 @@ $(BUILD)/asan/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/asan-lib"'
 # no libc.so or libm.so to map and relocate, no lazy binding, 13% of a cold
 # `vkit vac verify`.  The front runs the commands that need no shared
 # module and hands every other to the full executable (lua/vkit/cli.lua).
+# The linker's note that liblua5.4.a's loadlib.o calls dlopen in a static
+# program is expected: the front defines its own dlopen, which refuses.
 FULL_EXE := $(BUILD)/lib/vkit
 FRONT_OBJECTS := $(filter-out $(BUILD)/obj/main.o,$(OBJECTS)) $(BUILD)/obj/main-front.o
 

@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "lua-cjson.h"
@@ -69,14 +68,11 @@ static int file_exists(const char *dir, const char *rel) {
 #define VKIT_SHARED_BUILD_DIR "build/lib"
 #endif
 
-/* The executable's absolute path: the path it was executed by (the
- * kernel's AT_EXECFN) made canonical, which is a few lstat-like steps,
- * where a fresh process's first readlink of /proc/self/exe costs it its
- * /proc entries (tens of microseconds here); then /proc/self/exe (an
- * fexecve'd file, AT_EXECFN gone), then argv0. */
+/* The executable's absolute path: /proc/self/exe's target is already
+ * canonical (one readlink, where realpath reads every component of both
+ * paths; the static front's C library has read it already); argv0
+ * resolved when /proc is absent or the file was replaced. */
 static int find_exe(const char *argv0, char exe[PATH_MAX]) {
-  const char *execfn = (const char *)getauxval(AT_EXECFN);
-  if (execfn && realpath(execfn, exe)) return 1;
   ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
   static const char deleted[] = " (deleted)";
   if (n > 0 && exe[0] == '/') {
@@ -300,17 +296,30 @@ static int msghandler(lua_State *L) {
  * Upvalues: the package table, the library root and the package.path
  * main() set.
  */
-/* FNV-1a 64 over little-endian 8-byte words, then the last bytes one by
- * one: the hash mk/vacperf_luabc.lua computes. */
+/* FNV-1a 64 in four lanes over little-endian 8-byte words (word i to lane
+ * i mod 4: four multiplies in flight where one lane waits on each), the
+ * lanes folded in order, then the last words and bytes one by one: the
+ * hash mk/vacperf_luabc.lua computes. */
+#define FNV_BASIS 14695981039346656037ULL
+#define FNV_PRIME 1099511628211ULL
+static uint64_t word_at(const unsigned char *p) {
+  uint64_t w;
+  memcpy(&w, p, 8);
+  return le64toh(w);
+}
+
 static unsigned long long luabc_hash(const unsigned char *p, size_t n) {
-  unsigned long long h = 14695981039346656037ULL;
+  uint64_t a = FNV_BASIS, b = FNV_BASIS, c = FNV_BASIS, d = FNV_BASIS;
   size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    memcpy(&w, p + i, 8);
-    h = (h ^ le64toh(w)) * 1099511628211ULL;
+  for (; i + 32 <= n; i += 32) {
+    a = (a ^ word_at(p + i)) * FNV_PRIME;
+    b = (b ^ word_at(p + i + 8)) * FNV_PRIME;
+    c = (c ^ word_at(p + i + 16)) * FNV_PRIME;
+    d = (d ^ word_at(p + i + 24)) * FNV_PRIME;
   }
-  for (; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  uint64_t h = (((a ^ b) * FNV_PRIME ^ c) * FNV_PRIME ^ d) * FNV_PRIME;
+  for (; i + 8 <= n; i += 8) h = (h ^ word_at(p + i)) * FNV_PRIME;
+  for (; i < n; i++) h = (h ^ p[i]) * FNV_PRIME;
   return h;
 }
 

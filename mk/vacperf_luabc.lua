@@ -3,8 +3,9 @@
 --   lua5.4 mk/vacperf_luabc.lua OUT.c RELEASE lua/vkit/a.lua lua/vkit/b.lua ...
 --
 -- OUT.c defines vkit_luabc[], one entry per file, sorted by path: the path
--- relative to the tree, the length and hash of the source (FNV-1a 64 over
--- little-endian 8-byte words, then the last bytes one by one), and
+-- relative to the tree, the length and hash of the source (FNV-1a 64 in
+-- four lanes over little-endian 8-byte words, word i to lane i mod 4, the
+-- lanes folded in order, then the last words and bytes one by one), and
 -- the chunk string.dump'ed with its line information but without local and
 -- upvalue names (named "=", renamed to the real path when main.c loads it).  main.c uses an entry only when
 -- the file on disk still has exactly that source; otherwise the module is
@@ -15,10 +16,17 @@ local out_path = assert(arg[1], "usage: vacperf_luabc.lua OUT.c RELEASE FILE.lua
 local release = assert(arg[2], "usage: vacperf_luabc.lua OUT.c RELEASE FILE.lua...")
 
 local function source_hash(s)
-  local h = -3750763034362895579 -- 14695981039346656037 as a signed 64-bit integer
+  local B, P = -3750763034362895579, 1099511628211 -- 14695981039346656037 as a signed 64-bit integer; the prime
+  local h1, h2, h3, h4 = B, B, B, B
+  local blocks = #s - #s % 32
+  for i = 1, blocks, 32 do
+    local a, b, c, d = string.unpack("<i8i8i8i8", s, i)
+    h1, h2, h3, h4 = (h1 ~ a) * P, (h2 ~ b) * P, (h3 ~ c) * P, (h4 ~ d) * P
+  end
+  local h = (((h1 ~ h2) * P ~ h3) * P ~ h4) * P
   local words = #s - #s % 8
-  for i = 1, words, 8 do h = (h ~ string.unpack("<i8", s, i)) * 1099511628211 end
-  for i = words + 1, #s do h = (h ~ s:byte(i)) * 1099511628211 end
+  for i = blocks + 1, words, 8 do h = (h ~ string.unpack("<i8", s, i)) * P end
+  for i = words + 1, #s do h = (h ~ s:byte(i)) * P end
   return h
 end
 

@@ -85,6 +85,33 @@ describe("the static front", function()
     cleanup()
   end)
 
+  -- Large bundles take the chunked read, whose hashing runs on a second
+  -- thread: the same in the static front as in the full executable.
+  it("verifies large generated bundles as the full executable does, honest and tampered", function()
+    local bundles = require "bench.vac_bundles"
+    local dir, cleanup = t.tempdir()
+    bundles.fleet(dir .. "/fleet", 60000)
+    bundles.crashkit(dir .. "/crashkit", 20000)
+    require("tests.vac_support").copy_tree(dir .. "/fleet", dir .. "/fleet-tampered")
+    local raw = t.slurp(dir .. "/fleet-tampered/raw_results.jsonl")
+    local at = #raw // 2
+    local line_end = raw:find("\n", at, true)
+    t.write(dir .. "/fleet-tampered/raw_results.jsonl", raw:sub(1, line_end) .. "{\"bad\": }\n" .. raw:sub(line_end + 1))
+    bundles.rehash(dir .. "/fleet-tampered")
+    for _, argv in ipairs {
+      { "vac", "verify", dir .. "/fleet" }, { "vac", "verify", dir .. "/crashkit", "--json" },
+      { "vac", "verify", dir .. "/fleet-tampered", "--json" },
+      { "vac", "verify", dir .. "/fleet", dir .. "/crashkit", dir .. "/fleet-tampered" },
+    } do
+      local got, want = run(FRONT, argv), run(FULL, argv)
+      assert.equal(want.code, got.code, table.concat(argv, " "))
+      assert.equal(want.stdout, got.stdout, table.concat(argv, " "))
+    end
+    assert.equal(0, run(FRONT, { "vac", "verify", dir .. "/fleet" }).code)
+    assert.equal(1, run(FRONT, { "vac", "verify", dir .. "/fleet-tampered" }).code)
+    cleanup()
+  end)
+
   -- The front does not close its Lua state at exit (csrc/main.c): what
   -- its commands hold must need no finalizer.  An archive is unpacked into
   -- a temporary directory; it must be gone, whatever the verdict.

@@ -10,6 +10,8 @@ local severity = require "vkit.vac.severity"
 local M = { name = "crashkit-variance-v1", refs = { "artifact" }, optional_refs = {} }
 
 local METRICS = { "n_tasks", "flaky_cases", "stability", "mean_vulnerability", "worst_case_vulnerability" }
+-- the per-task counts each row must give as integers
+local COUNTS = { "runs", "passes" }
 
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
@@ -22,7 +24,7 @@ function M.recompute(ctx)
     return nil
   end
   for i, r in ipairs(rows) do
-    for _, k in ipairs { "runs", "passes" } do
+    for _, k in ipairs(COUNTS) do
       if math.type(r[k]) ~= "integer" then
         fails:addf("artifact-unparsable", "%s: row %d: %s must be an integer", art, i - 1, k)
         return nil

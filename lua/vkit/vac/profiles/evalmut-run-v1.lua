@@ -12,6 +12,8 @@ local kind = json.kind
 local M = { name = "evalmut-run-v1", refs = { "artifact" }, optional_refs = { "catalog", "fixtures", "render" } }
 
 local OUTCOMES = { "caught", "missed", "flagged", "error", "na" }
+-- the fields a row must share with its operator's catalog entry
+local CATALOG_FIELDS = { "family", "polarity", "op_type" }
 -- hole class -> the rows it is defined over (outcome, op_type or any)
 local HOLES = {
   { "vacuous", "missed", "sanity" }, { "blind", "missed", "kill" }, { "error", "error" },
@@ -157,8 +159,9 @@ local function check_catalog(ctx, rel, art, rows, recomputed)
     if not op then
       fails:addf("raw-aggregate-mismatch", "%s: row %d operator %s is not in the catalog", art, n, value.show(id))
     else
-      for _, k in ipairs { "family", "polarity", "op_type" } do
-        if not value.eq(r[k], op[k]) then
+      for _, k in ipairs(CATALOG_FIELDS) do
+        local got, want = r[k], op[k]
+        if got ~= want and not value.eq(got, want) then
           fails:addf("raw-aggregate-mismatch", "%s: row %d %s %s contradicts the catalog's %s", art, n, k,
             value.show(r[k]), value.show(op[k]))
         end
