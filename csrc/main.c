@@ -299,25 +299,34 @@ static int msghandler(lua_State *L) {
 /* FNV-1a 64 in four lanes over little-endian 8-byte words (word i to lane
  * i mod 4: four multiplies in flight where one lane waits on each), the
  * lanes folded in order, then the last words and bytes one by one: the
- * hash mk/vacperf_luabc.lua computes. */
+ * hash mk/vacperf_luabc.lua computes.  Fed in pieces: every piece but
+ * the last whole 32-byte blocks. */
 #define FNV_BASIS 14695981039346656037ULL
 #define FNV_PRIME 1099511628211ULL
+typedef struct { uint64_t a, b, c, d; } FnvLanes;
+
 static uint64_t word_at(const unsigned char *p) {
   uint64_t w;
   memcpy(&w, p, 8);
   return le64toh(w);
 }
 
-static unsigned long long luabc_hash(const unsigned char *p, size_t n) {
-  uint64_t a = FNV_BASIS, b = FNV_BASIS, c = FNV_BASIS, d = FNV_BASIS;
+/* The whole 32-byte blocks of p[0..n); returns how many bytes they took. */
+static size_t fnv_blocks(FnvLanes *l, const unsigned char *p, size_t n) {
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    a = (a ^ word_at(p + i)) * FNV_PRIME;
-    b = (b ^ word_at(p + i + 8)) * FNV_PRIME;
-    c = (c ^ word_at(p + i + 16)) * FNV_PRIME;
-    d = (d ^ word_at(p + i + 24)) * FNV_PRIME;
+    l->a = (l->a ^ word_at(p + i)) * FNV_PRIME;
+    l->b = (l->b ^ word_at(p + i + 8)) * FNV_PRIME;
+    l->c = (l->c ^ word_at(p + i + 16)) * FNV_PRIME;
+    l->d = (l->d ^ word_at(p + i + 24)) * FNV_PRIME;
   }
-  uint64_t h = (((a ^ b) * FNV_PRIME ^ c) * FNV_PRIME ^ d) * FNV_PRIME;
+  return i;
+}
+
+/* The last piece, p[0..n), and the hash of everything fed. */
+static uint64_t fnv_finish(FnvLanes *l, const unsigned char *p, size_t n) {
+  size_t i = fnv_blocks(l, p, n);
+  uint64_t h = (((l->a ^ l->b) * FNV_PRIME ^ l->c) * FNV_PRIME ^ l->d) * FNV_PRIME;
   for (; i + 8 <= n; i += 8) h = (h ^ word_at(p + i)) * FNV_PRIME;
   for (; i < n; i++) h = (h ^ p[i]) * FNV_PRIME;
   return h;
@@ -331,25 +340,29 @@ static int luabc_compare(const void *path, const void *entry) {
  * function's source name follows, "=" as the table was compiled. */
 #define DUMP_NAME_AT 32
 
-/* Does the open file fd hold exactly the source e was compiled from?  One
- * read asks for a byte more than that source: a regular file's read comes
- * back short only at its end, so a read of exactly source_len bytes has
- * seen the end (no fstat, no second read: a cold `vkit vac verify` opens
- * some twenty-five modules). */
+/* Does the open file fd hold exactly the source e was compiled from?  It
+ * is read in pieces into a buffer on the stack (no heap growing by the
+ * largest module), hashed as it comes; the last read asks for a byte more
+ * than the source: a regular file's read comes back short only at its
+ * end, so a read short of what was asked is the end (no fstat, no read
+ * that returns 0: a cold `vkit vac verify` opens some twenty-five
+ * modules), and a file longer than the source is seen by its extra byte. */
+#define SOURCE_PIECE 16384 /* whole 32-byte blocks: the hash's lanes run on across pieces */
 static int luabc_current(int fd, const VkitLuabc *e) {
-  unsigned char *src = malloc(e->source_len + 1);
+  unsigned char piece[SOURCE_PIECE];
+  FnvLanes lanes = {FNV_BASIS, FNV_BASIS, FNV_BASIS, FNV_BASIS};
   size_t got = 0;
-  while (src && got <= e->source_len) {
+  for (;;) {
     size_t want = e->source_len + 1 - got;
-    ssize_t n = read(fd, src + got, want);
+    if (want > sizeof piece) want = sizeof piece;
+    ssize_t n = read(fd, piece, want);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0) return 0;
     got += (size_t)n;
-    if ((size_t)n < want) break; /* short: the file ended (fewer bytes than the source do not match) */
+    if (got > e->source_len) return 0; /* longer than the source */
+    if ((size_t)n < want) return got == e->source_len && fnv_finish(&lanes, piece, (size_t)n) == e->source_hash;
+    fnv_blocks(&lanes, piece, (size_t)n); /* a whole piece: more follows */
   }
-  int same = src && got == e->source_len && luabc_hash(src, got) == e->source_hash;
-  free(src);
-  return same;
 }
 
 /* The table entry of file, a path under root, when it is well formed. */

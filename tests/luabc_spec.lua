@@ -84,4 +84,36 @@ describe("precompiled Lua modules", function()
     cleanup()
     assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\ttrue\ttrue\ttrue\n"):format(dir), out)
   end)
+
+  -- A module's source is read and hashed in 16 KiB pieces: an edit that
+  -- keeps its length, at either side of a piece's edge, at its first or last
+  -- byte, and a byte more or fewer, must each be seen.
+  it("give way to the source for any one changed byte of a module larger than a read", function()
+    local dir, cleanup = t.tempdir()
+    assert.is_true(os.execute(("cp %s %s && cp -r %s %s %s"):format(t.quote(vkit.exe), t.quote(dir .. "/vkit"),
+      t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir))))
+    local rel = "lua/vkit/vac/profiles/modeldrift-board-v1.lua"
+    local size = #t.slurp(vkit.root .. "/" .. rel)
+    assert.is_true(size > 16384 + 64, rel .. " is no longer larger than a read")
+    t.write(dir .. "/s.lua", ([[
+      local name, file = "vkit.vac.profiles.modeldrift-board-v1", %q
+      local f = assert(io.open(file, "rb")); local original = f:read "a"; f:close()
+      local function try(bytes)
+        local g = assert(io.open(file, "wb")); g:write(bytes); g:close()
+        return select(2, package.searchers[2](name)) ~= nil
+      end
+      local function flip(s, i) return s:sub(1, i - 1) .. string.char(s:byte(i) ~ 1) .. s:sub(i + 1) end
+      local seen = { try(original) and "current" or "not current" }
+      for _, i in ipairs { 1, 16383, 16384, 16385, 16416, #original - 1, #original } do
+        seen[#seen + 1] = try(flip(original, i)) and ("byte " .. i .. " missed") or "seen"
+      end
+      seen[#seen + 1] = try(original .. "\n") and "a byte more missed" or "seen"
+      seen[#seen + 1] = try(original:sub(1, -2)) and "a byte fewer missed" or "seen"
+      seen[#seen + 1] = try(original) and "current" or "not current"
+      print(table.concat(seen, " "))
+    ]]):format(dir .. "/" .. rel))
+    local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
+    cleanup()
+    assert.equal("current" .. (" seen"):rep(9) .. " current\n", out)
+  end)
 end)
