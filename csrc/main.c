@@ -59,6 +59,15 @@ static int file_exists(const char *dir, const char *rel) {
   return access(path, R_OK) == 0;
 }
 
+static int holds_library(const char *dir) { return file_exists(dir, "lua/vkit/init.lua"); }
+
+/* root := <dir>/<rel> made canonical, when it holds the library. */
+static int library_at(const char *dir, const char *rel, char root[PATH_MAX]) {
+  char path[PATH_MAX];
+  return snprintf(path, sizeof path, "%s/%s", dir, rel) < (int)sizeof path && realpath(path, root) &&
+         holds_library(root);
+}
+
 /* Lua's garbage-collector pause, in percent (Lua's default is 200). */
 #define VKIT_GC_PAUSE 400
 
@@ -83,11 +92,13 @@ static int find_exe(const char *argv0, char exe[PATH_MAX]) {
 }
 
 /* Fills exe, root and lib (the directory of the shared modules and of the
- * full executable: <root>/VKIT_SHARED_BUILD_DIR in a build tree,
- * <prefix>/lib/vkit when installed, where `make install` puts them);
- * returns 0 when the library cannot be found.  The executable is a build
- * tree's ./vkit (the library beside it), an installed <prefix>/bin/vkit
- * (<prefix>/share/vkit), or the full executable in lib. */
+ * full executable); returns 0 when the library cannot be found.  The
+ * executable is one of:
+ *   <root>/vkit, ./vkit-asan       a build tree's (lib: <root>/VKIT_SHARED_BUILD_DIR)
+ *   <root>/VKIT_SHARED_BUILD_DIR/vkit  its full executable (lib: beside it)
+ *   <prefix>/bin/vkit              installed (root: <prefix>/share/vkit,
+ *                                  lib: <prefix>/lib/vkit)
+ *   <prefix>/lib/vkit/vkit         its full executable (lib: beside it) */
 static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
                      char lib[PATH_MAX]) {
   if (!find_exe(argv0, exe)) return 0;
@@ -96,26 +107,19 @@ static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
   char *slash = strrchr(dir, '/');
   if (!slash) return 0;
   *slash = '\0';
-  if (file_exists(dir, "lua/vkit/init.lua")) {
+  if (holds_library(dir)) {
     snprintf(root, PATH_MAX, "%s", dir);
     return snprintf(lib, PATH_MAX, "%s/" VKIT_SHARED_BUILD_DIR, dir) < PATH_MAX;
   }
   static const char build_lib[] = "/" VKIT_SHARED_BUILD_DIR;
   size_t n = strlen(dir), m = sizeof build_lib - 1;
-  if (n > m && strcmp(dir + n - m, build_lib) == 0) { /* <root>/build/lib/vkit */
+  if (n > m && strcmp(dir + n - m, build_lib) == 0) {
     snprintf(root, PATH_MAX, "%.*s", (int)(n - m), dir);
-    snprintf(lib, PATH_MAX, "%s", dir);
-    if (file_exists(root, "lua/vkit/init.lua")) return 1;
+    if (holds_library(root)) return snprintf(lib, PATH_MAX, "%s", dir), 1;
   }
-  char installed[PATH_MAX];
-  if (snprintf(installed, sizeof installed, "%s/../share/vkit", dir) >= (int)sizeof installed ||
-      snprintf(lib, PATH_MAX, "%s/../lib/vkit", dir) >= PATH_MAX)
-    return 0;
-  if (realpath(installed, root) && file_exists(root, "lua/vkit/init.lua")) return 1;
-  /* <prefix>/lib/vkit/vkit */
-  if (snprintf(installed, sizeof installed, "%s/../../share/vkit", dir) >= (int)sizeof installed) return 0;
-  snprintf(lib, PATH_MAX, "%s", dir);
-  return realpath(installed, root) && file_exists(root, "lua/vkit/init.lua");
+  if (library_at(dir, "../share/vkit", root)) return snprintf(lib, PATH_MAX, "%s/../lib/vkit", dir) < PATH_MAX;
+  if (library_at(dir, "../../share/vkit", root)) return snprintf(lib, PATH_MAX, "%s", dir), 1;
+  return 0;
 }
 
 /*
@@ -160,15 +164,21 @@ int dlclose(void *handle) {
 
 /* boot.exec_full(): this process becomes the full executable, with the
  * same arguments and environment; returns only on failure (nil and a
- * message).  Upvalues: its path, argv. */
+ * message), and refuses when that path is this front itself.  Upvalues:
+ * its path, argv, this executable's path. */
 static int boot_exec_full(lua_State *L) {
   const char *full = lua_tostring(L, lua_upvalueindex(1));
   char **argv = lua_touserdata(L, lua_upvalueindex(2));
+  const char *exe = lua_tostring(L, lua_upvalueindex(3));
+  char resolved[PATH_MAX];
+  luaL_pushfail(L);
+  if (realpath(full, resolved) && strcmp(resolved, exe) == 0) { /* it would hand itself on, forever */
+    lua_pushfstring(L, "%s: is this static front, not the full executable", full);
+    return 2;
+  }
   fflush(NULL);
   execv(full, argv);
-  int err = errno;
-  luaL_pushfail(L);
-  lua_pushfstring(L, "%s: %s", full, strerror(err));
+  lua_pushfstring(L, "%s: %s", full, strerror(errno));
   return 2;
 }
 #else
@@ -255,7 +265,8 @@ static void push_boot(lua_State *L, const char *exe, const char *root, const cha
   lua_setfield(L, -2, "static");
   lua_pushfstring(L, "%s/vkit", lib);
   lua_pushlightuserdata(L, argv);
-  lua_pushcclosure(L, boot_exec_full, 2);
+  lua_pushstring(L, exe);
+  lua_pushcclosure(L, boot_exec_full, 3);
   lua_setfield(L, -2, "exec_full");
 #else
   (void)argv;

@@ -155,6 +155,22 @@ os.exit(5)
     cleanup()
   end)
 
+  -- A front put where the full executable belongs would hand every
+  -- command to itself, again and again: it must refuse at once.
+  it("refuses to hand a command to itself when it sits where the full executable belongs", function()
+    local dir, cleanup = t.tempdir()
+    local front = dir .. "/build/lib/vkit"
+    assert(vkit.fs.mkdirs(dir .. "/build/lib"))
+    assert.is_true(os.execute(("cp %s %s && ln -s %s %s %s"):format(t.quote(FRONT), t.quote(front),
+      t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir))))
+    local r = run(front, { "version" })
+    assert.equal(3, r.code, r.stderr)
+    assert.equal(("vkit: cannot run the full vkit executable: %s: is this static front, not the full executable\n")
+      :format(front), r.stderr)
+    assert.equal(0, run(front, { "vac", "verify", VAC .. "/valid/v01" }).code)
+    cleanup()
+  end)
+
   it("names the full executable when it cannot be run, exit 3", function()
     local front, dir, cleanup = front_alone()
     for _, argv in ipairs { { "version" }, { "vac", "draft", dir }, {} } do
