@@ -15,29 +15,24 @@
 PREFIX   ?= /usr/local
 CC       ?= gcc
 BUILD    := build
-PKGS     := lua5.4 libcrypto libgit2 libpq
+PKGS     := lua5.4 libgit2 libpq
 CFLAGS   ?= -O2
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
             -fno-strict-aliasing -I$(BUILD) -Icsrc
-# zlib (vkit.archive's gzip) linked statically and kept private as
-# libcrypto is: one shared library fewer to map and relocate at every exec;
+# zlib (vkit.archive's gzip) linked statically and kept private:
+# one shared library fewer to map and relocate at every exec;
 # libgit2 loads libz.so for itself when vkit.git is first required.
-LDLIBS   += -l:liblua5.4-cjson.a -Wl,--exclude-libs,libz.a -l:libz.a -lm -ldl
-# libcrypto linked statically, its symbols kept out of the executable's
-# dynamic table: loading the shared libcrypto.so.3 (4.7 MB, 18,000
-# relocations) was a sixth of a cold `vkit vac verify`.  The shared modules
-# reach SHA-256 through vkit_sha256* (csrc/vkit.h); when libgit2's libssh2
-# loads libcrypto.so.3 for itself, the two never see each other's symbols.
-# A rebuild picks up a Debian OpenSSL update (libssl-dev's libcrypto.a).
-# Relative relocations packed (DT_RELR, glibc 2.36): the static libcrypto's
-# tables make the executable's start mostly relocation.
+LDLIBS   += -l:liblua5.4-cjson.a -Wl,--exclude-libs,libz.a -l:libz.a -lm -ldl -pthread
+# SHA-256 is vkit's own (csrc/sha256.c): no libcrypto to link, to probe
+# the processor at exec or to configure.  The shared modules reach it
+# through vkit_sha256* (csrc/vkit.h).
+# Relative relocations packed (DT_RELR, glibc 2.36).
 EXE_LDFLAGS := -Wl,-E -Wl,-z,pack-relative-relocs
 # Lua linked statically, whole (every API function exported by -E, for the
 # shared modules and Lua C modules such as Busted's): calls into the VM are
 # direct, not through the PLT of liblua5.4.so, and one library fewer is
 # loaded at exec (a cold `vkit vac verify` ~5% faster, bench/vac.lua).
 LUA_LIBS := -Wl,--whole-archive -l:liblua5.4.a -Wl,--no-whole-archive
-CRYPTO_LIBS := -Wl,--exclude-libs,libcrypto.a -l:libcrypto.a $(shell pkg-config --static --libs-only-l libcrypto | sed 's/-lcrypto//') -pthread
 
 # Shared modules: vkit.<name>, built from csrc/<name>.c and csrc/<name>_*.c
 # into $(BUILD)/lib/vkit_<name>.so (./vkit-asan: $(BUILD)/asan-lib/) with
@@ -120,28 +115,20 @@ $(BUILD)/asan/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/asan-lib"'
 
 # Two executables (csrc/main.c).  The full one, linked dynamically, loads
 # the shared modules; it lives beside them.  ./vkit is the front, linked
-# statically (-static-pie: still at a random address): no dynamic loader,
-# no libc.so or libm.so to map and relocate, no lazy binding, 13% of a cold
-# `vkit vac verify`.  The front runs the commands that need no shared
-# module and hands every other to the full executable (lua/vkit/cli.lua).
-# The linker's note that liblua5.4.a's loadlib.o calls dlopen in a static
-# program is expected: the front defines its own dlopen, which refuses.
+# statically against musl (mk/front.mk): it runs the commands that need no
+# shared module and hands every other to the full executable
+# (lua/vkit/cli.lua).
 FULL_EXE := $(BUILD)/lib/vkit
-FRONT_OBJECTS := $(filter-out $(BUILD)/obj/main.o,$(OBJECTS)) $(BUILD)/obj/main-front.o
 
 $(FULL_EXE): $(OBJECTS) $(EXTRA_OBJECTS) $(SHARED_OBJECTS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(LUA_LIBS) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(LUA_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
 
-$(BUILD)/obj/main-front.o: csrc/main.c csrc/*.h $(BUILD)/modules.inc | $(BUILD)/.deps
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DVKIT_FRONT -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/lib"' $(shell pkg-config --cflags $(PKGS)) -c $< -o $@
-
-vkit: $(FRONT_OBJECTS) $(EXTRA_OBJECTS) $(FULL_EXE)
-	$(CC) $(LDFLAGS) -static-pie -o $@ $(FRONT_OBJECTS) $(EXTRA_OBJECTS) $(LUA_LIBS) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+vkit: $(FRONT_OBJECTS) $(FULL_EXE)
+	$(FRONT_LINK) -o $@ $(FRONT_OBJECTS) $(FRONT_LIBS)
 
 vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(ASAN_SHARED_OBJECTS)
-	$(CC) $(LDFLAGS) $(ASAN) $(EXE_LDFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(LUA_LIBS) $(CRYPTO_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(ASAN) $(EXE_LDFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(LUA_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
 
 # The one test command (README, CI): Busted through vkit, closing with
 # a plain "N passed, N failed" line; non-zero exit on any failure or error.

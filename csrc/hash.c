@@ -1,11 +1,13 @@
 /*
- * hash.c: vkit.hash, SHA-256 through libcrypto's SHA256_* functions (see
- * vkit_sha256 in util.c: EVP would first build every algorithm's tables).
+ * hash.c: vkit.hash, SHA-256 (csrc/sha256.c).
  *
  *   sha256(bytes)        -> lowercase hex
  *   file(path [, {nofollow}]) -> hex, size | nil, message, code (streamed)
  *   new()                -> hasher: h:update(bytes) -> h, h:hexdigest()
  *   evidence_digest(set) -> hex | nil, message, code
+ *   engine([name])       -> the engine in use ("sha-ni" or "portable");
+ *                           with a name, uses it from now on, or raises
+ *                           (unknown, or not on this processor)
  *
  * The evidence digest (seed 000: "digest of sorted evidence path/hash pairs")
  * is SHA-256 over the records `path || 0x00 || sha256-hex || 0x0a`, one per
@@ -17,8 +19,7 @@
 #include "vkit.h"
 
 #include <fcntl.h>
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
+#include "sha256.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,7 +64,7 @@ static int hash_file(lua_State *L) {
 
 /* ---- incremental hasher ------------------------------------------------ */
 
-typedef struct { SHA256_CTX ctx; int open; } Hasher;
+typedef struct { Sha256 ctx; int open; } Hasher;
 
 static Hasher *checkhasher(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
@@ -73,7 +74,7 @@ static Hasher *checkhasher(lua_State *L) {
 
 static int hash_new(lua_State *L) {
   Hasher *h = lua_newuserdatauv(L, sizeof *h, 0);
-  SHA256_Init(&h->ctx);
+  sha256_init(&h->ctx);
   h->open = 1;
   luaL_setmetatable(L, HASHER);
   return 1;
@@ -83,7 +84,7 @@ static int hasher_update(lua_State *L) {
   Hasher *h = checkhasher(L);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  SHA256_Update(&h->ctx, s, len);
+  sha256_update(&h->ctx, s, len);
   lua_settop(L, 1);
   return 1;
 }
@@ -91,10 +92,10 @@ static int hasher_update(lua_State *L) {
 /* Digest of everything so far; the hasher stays usable (copy, then final). */
 static int hasher_hexdigest(lua_State *L) {
   Hasher *h = checkhasher(L);
-  SHA256_CTX copy = h->ctx;
+  Sha256 copy = h->ctx;
   unsigned char md[32];
   char hex[65];
-  SHA256_Final(md, &copy);
+  sha256_final(&copy, md);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -153,21 +154,30 @@ static int hash_evidence_digest(lua_State *L) {
     lua_pop(L, 3);
   }
   qsort(pairs, (size_t)n, sizeof(Pair), cmp_pair);
-  SHA256_CTX ctx;
-  SHA256_Init(&ctx);
+  Sha256 ctx;
+  sha256_init(&ctx);
   for (lua_Integer i = 0; i < n; i++) {
     if (i > 0 && cmp_pair(&pairs[i - 1], &pairs[i]) == 0)
       return vkit_fail(L, "duplicate-evidence-path", "evidence path listed twice: %s", pairs[i].path);
-    SHA256_Update(&ctx, pairs[i].path, pairs[i].len);
-    SHA256_Update(&ctx, "\0", 1);
-    SHA256_Update(&ctx, pairs[i].hash, 64);
-    SHA256_Update(&ctx, "\n", 1);
+    sha256_update(&ctx, pairs[i].path, pairs[i].len);
+    sha256_update(&ctx, "\0", 1);
+    sha256_update(&ctx, pairs[i].hash, 64);
+    sha256_update(&ctx, "\n", 1);
   }
   unsigned char md[32];
   char hex[65];
-  SHA256_Final(md, &ctx);
+  sha256_final(&ctx, md);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
+  return 1;
+}
+
+static int hash_engine(lua_State *L) {
+  if (!lua_isnoneornil(L, 1)) {
+    const char *name = luaL_checkstring(L, 1);
+    if (sha256_use(name) != 0) return luaL_error(L, "no SHA-256 engine %s on this processor", name);
+  }
+  lua_pushstring(L, sha256_engine());
   return 1;
 }
 
@@ -181,6 +191,7 @@ static const luaL_Reg hash_funcs[] = {
   {"file", hash_file},
   {"new", hash_new},
   {"evidence_digest", hash_evidence_digest},
+  {"engine", hash_engine},
   {NULL, NULL}};
 
 int luaopen_vkit_hash(lua_State *L) {

@@ -1,7 +1,8 @@
 /*
  * main.c: the vkit entry point.
  *
- * Creates one Lua state, preloads lua-cjson and every vkit C module, finds
+ * Creates one Lua state, preloads every vkit C module (and, in the full
+ * executable, lua-cjson), finds
  * the Lua library and policies, and hands argv to lua/vkit/cli.lua, whose
  * return value is the exit status.  Nothing here knows a subcommand.
  *
@@ -14,9 +15,11 @@
  * Built twice.  The full executable (<root>/build/lib/vkit, installed as
  * <prefix>/lib/vkit/vkit; ./vkit-asan too) is linked dynamically and
  * loads the shared modules.  The front (./vkit, <prefix>/bin/vkit;
- * VKIT_FRONT) is linked statically: no dynamic loader, no libc.so and
- * libm.so to map and relocate, no lazy binding, which was a seventh of a
- * cold `vkit vac verify`.  It loads no shared object, so it runs only the
+ * VKIT_FRONT) is linked statically against musl (mk/front.mk): no dynamic
+ * loader, no libc.so and libm.so to map and relocate, no lazy binding
+ * (a seventh of a cold `vkit vac verify`), and none of glibc's start-up
+ * probing of the processor: 68 CPUID instructions, each a trap to the
+ * hypervisor on a virtual machine (a third of a cold verification here).  It loads no shared object, so it runs only the
  * commands lua/vkit/cli.lua lets it (boot.static) and hands every other to
  * the full executable beside the shared modules, with the same arguments
  * (boot.exec_full).
@@ -29,14 +32,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <lualib.h>
-#include <openssl/opensslv.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#ifndef VKIT_FRONT
 #include "lua-cjson.h"
+#endif
 #include "lua_alloc.h"
 #include "luabc.h"
 
@@ -230,7 +234,7 @@ static int boot_index(lua_State *L) {
 
 /* `vkit.boot`: facts only the host knows, read by lua/vkit/init.lua: exe,
  * root, lib (the shared modules' directory), shared (their short names),
- * version, lua, openssl and, when first read, libgit2; in the front, static
+ * version, lua and, when first read, libgit2; in the front, static
  * (true) and exec_full. */
 static void push_boot(lua_State *L, const char *exe, const char *root, const char *lib, char **argv) {
   lua_newtable(L);
@@ -258,8 +262,6 @@ static void push_boot(lua_State *L, const char *exe, const char *root, const cha
   lua_setfield(L, -2, "version");
   lua_pushstring(L, LUA_RELEASE);
   lua_setfield(L, -2, "lua");
-  lua_pushstring(L, OPENSSL_VERSION_TEXT); /* linked statically: the headers' release */
-  lua_setfield(L, -2, "openssl");
 #ifdef VKIT_FRONT
   lua_pushboolean(L, 1);
   lua_setfield(L, -2, "static");
@@ -526,12 +528,6 @@ static int run_cli(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
-  /* No OPENSSL_init_crypto: vkit hashes through libcrypto's SHA256_*
-   * functions (csrc/util.c), which need no library context, no provider
-   * and no configuration, so neither openssl.cnf nor OpenSSL's algorithm
-   * tables are ever read: a digest vkit reports cannot depend on what a
-   * machine's configuration loads.  (libcrypto's CPU capability probe runs
-   * from its own .init code at exec.) */
   char exe[PATH_MAX], root[PATH_MAX], lib[PATH_MAX];
   if (!find_root(argv[0], exe, root, lib)) {
     fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
@@ -549,7 +545,9 @@ int main(int argc, char **argv) {
    * marked them all again: 2% of a cold `vkit vac verify`'s instructions),
    * for at most twice the default's memory. */
   lua_gc(L, LUA_GCINC, VKIT_GC_PAUSE, 0, 0);
-  preload(L, "cjson", luaopen_cjson);
+#ifndef VKIT_FRONT
+  preload(L, "cjson", luaopen_cjson); /* the front's commands do not use it */
+#endif
 #define VKIT_MODULE(name) preload(L, "vkit." #name, luaopen_vkit_##name);
 #define VKIT_SHARED_MODULE(name) preload_shared(L, lib, #name);
 #include "modules.inc"

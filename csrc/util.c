@@ -2,11 +2,7 @@
 #include "vkit.h"
 
 #include <fcntl.h>
-/* SHA-256 through libcrypto's digest functions, not EVP: EVP fetches the
- * algorithm from a provider, which first builds OpenSSL's tables of every
- * algorithm (a third of a cold verification's page faults). */
-#define OPENSSL_SUPPRESS_DEPRECATED
-#include <openssl/sha.h>
+#include "sha256.h" /* vkit's own SHA-256: nothing probed or built at start-up */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,11 +67,11 @@ void vkit_hex(const unsigned char *bytes, size_t n, char *out) {
 #define HASH_CHUNK (1 << 20)
 
 int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size) {
-  SHA256_CTX ctx;
+  Sha256 ctx;
   unsigned char *buf = malloc(HASH_CHUNK);
   long long total = 0;
   if (!buf) return ENOMEM;
-  SHA256_Init(&ctx);
+  sha256_init(&ctx);
   for (;;) {
     ssize_t n = read(fd, buf, HASH_CHUNK);
     if (n < 0) {
@@ -85,37 +81,36 @@ int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size) {
       return err;
     }
     if (n == 0) break;
-    SHA256_Update(&ctx, buf, (size_t)n);
+    sha256_update(&ctx, buf, (size_t)n);
     total += n;
   }
   free(buf);
-  SHA256_Final(digest, &ctx);
+  sha256_final(&ctx, digest);
   if (size) *size = total;
   return 0;
 }
 
-/* Not OpenSSL's one-shot SHA256(), which goes through EVP. */
 int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]) {
-  SHA256_CTX ctx;
-  SHA256_Init(&ctx);
-  SHA256_Update(&ctx, bytes, len);
-  SHA256_Final(digest, &ctx);
+  Sha256 ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, bytes, len);
+  sha256_final(&ctx, digest);
   return 0;
 }
 
-/* A VkitSha256 is a SHA256_CTX under another name. */
+/* A VkitSha256 is a Sha256 under another name. */
 VkitSha256 *vkit_sha256_new(void) {
-  SHA256_CTX *ctx = malloc(sizeof *ctx);
-  if (ctx) SHA256_Init(ctx);
+  Sha256 *ctx = malloc(sizeof *ctx);
+  if (ctx) sha256_init(ctx);
   return (VkitSha256 *)ctx;
 }
 
 void vkit_sha256_update(VkitSha256 *ctx, const void *bytes, size_t len) {
-  SHA256_Update((SHA256_CTX *)ctx, bytes, len);
+  sha256_update((Sha256 *)ctx, bytes, len);
 }
 
 int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]) {
-  SHA256_Final(digest, (SHA256_CTX *)ctx);
+  sha256_final((Sha256 *)ctx, digest);
   free(ctx);
   return 0;
 }

@@ -55,7 +55,8 @@ $(eval $(call ts_package,tree-sitter-rust,$(TS_RS_VER),$(TS_RS_SHA)))
 TS_VENDOR_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -fvisibility=hidden -I$(TS_RT_LIB)/include -I$(TS_RT_LIB)/src
 TS_GRAMMAR_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -I$(TS_RS_SRC)/src
 
-# Release and sanitizer builds of the same three objects.  $(1) obj|asan,
+# Release, sanitizer and front (musl: mk/front.mk) builds of the same three
+# objects.  $(1) obj|asan|front,
 # $(2) the optimisation/sanitizer flags.
 define ts_objects
 $(BUILD)/$(1)/ts-vendor/runtime.o: $(TS_RT_SRC)/.verified
@@ -93,9 +94,11 @@ $(BUILD)/$(1)/ts.o: CFLAGS += -I$(BUILD)/$(1)/ts-id -I$(TS_RT_LIB)/include
 endef
 $(eval $(call ts_objects,obj,-O2))
 $(eval $(call ts_objects,asan,$(ASAN)))
+$(eval $(call ts_objects,front,-O2))
 
 EXTRA_OBJECTS += $(BUILD)/obj/ts-vendor/runtime.o $(BUILD)/obj/ts-vendor/grammar.o
 ASAN_EXTRA_OBJECTS += $(BUILD)/asan/ts-vendor/runtime.o $(BUILD)/asan/ts-vendor/grammar.o
+FRONT_EXTRA_OBJECTS += $(BUILD)/front/ts-vendor/runtime.o $(BUILD)/front/ts-vendor/grammar.o
 
 .PHONY: treesitter-fetch
 treesitter-fetch: $(TS_RT_SRC)/.verified $(TS_RS_SRC)/.verified

@@ -7,12 +7,17 @@
 LUABC_SOURCES := $(sort $(shell find lua -name '*.lua') $(wildcard policies/*.lua))
 EXTRA_OBJECTS += $(BUILD)/obj/luabc.o
 ASAN_EXTRA_OBJECTS += $(BUILD)/asan/luabc.o
+FRONT_EXTRA_OBJECTS += $(BUILD)/front/luabc.o
 
 $(BUILD)/luabc.c: mk/vacperf_luabc.lua $(LUABC_SOURCES) | $(BUILD)/.deps
 	@mkdir -p $(BUILD)
 	lua5.4 mk/vacperf_luabc.lua $@ "$$(lua5.4 -v | cut -d' ' -f1-2)" $(LUABC_SOURCES)
 
 $(BUILD)/obj/luabc.o: $(BUILD)/luabc.c csrc/luabc.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/front/luabc.o: $(BUILD)/luabc.c csrc/luabc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -6,9 +6,10 @@ local json = require "vkit.json"
 
 local USAGE = [[usage: vkit version [--json]
 
-Prints the versions of vkit and of what it embeds: Lua, lua-cjson, OpenSSL,
-libgit2, and the compiled-in tree-sitter runtime and Rust grammar (npm
-package, version, language ABI).
+Prints the versions of vkit and of what it embeds: Lua, lua-cjson, libgit2,
+and the compiled-in tree-sitter runtime and Rust grammar (npm package,
+version, language ABI); and which engine computes SHA-256 (vkit's own:
+the x86 SHA extensions, or portable C).
 
 options:
   --json   one JSON object on stdout
@@ -24,7 +25,7 @@ local function components()
     { name = "vkit", version = v.vkit },
     { name = "Lua", version = (v.lua:gsub("^Lua ", "")) },
     { name = "lua-cjson", version = (require("cjson")._VERSION:gsub("^lua%-cjson ", "")) },
-    { name = "OpenSSL", version = (v.openssl:match "^OpenSSL (%S+)" or v.openssl), detail = v.openssl },
+    { name = "SHA-256", version = "vkit", detail = require("vkit.hash").engine() .. " engine" },
     { name = "libgit2", version = v.libgit2 },
     { name = "tree-sitter", version = ts.runtime.version,
       detail = ("npm %s, language ABI %d, oldest compatible %d"):format(ts.runtime.package, ts.runtime.language_abi,
@@ -35,7 +36,7 @@ local function components()
 end
 
 return {
-  summary = "print the versions of vkit and of what it embeds (Lua, OpenSSL, libgit2, tree-sitter)",
+  summary = "print the versions of vkit and of what it embeds (Lua, libgit2, tree-sitter)",
   usage = USAGE,
   run = function(argv)
     local opts, err = args.parse(argv, { flags = { json = true } })
@@ -48,8 +49,7 @@ return {
       return 0
     end
     for _, c in ipairs(list) do
-      if c.name == "OpenSSL" then print(c.detail)
-      else print(c.name .. " " .. c.version .. (c.detail and (" (" .. c.detail .. ")") or "")) end
+      print(c.name .. " " .. c.version .. (c.detail and (" (" .. c.detail .. ")") or ""))
     end
     return 0
   end,
