@@ -52,7 +52,7 @@ FRONT_LIBS = $(shell $(CC) -print-file-name=libz.a) -L$(MUSL_LIB) -lc $(shell $(
 # mk/treesitter.mk's rules for $(FRONT); mk/vacperf.mk's luabc.o).
 $(FRONT)/%.o: CC := $(FRONT_CC)
 
-$(FRONT)/dl/%:
+$(FRONT)/dl/%: | $(BUILD)/.deps
 	@mkdir -p $(@D)
 	curl -fsSL --retry 3 -o $@.tmp http://deb.debian.org/debian/pool/main/l/lua5.4/$* && mv $@.tmp $@
 
