@@ -64,6 +64,10 @@ all: vkit
 EXTRA_OBJECTS :=
 ASAN_EXTRA_OBJECTS :=
 EXTRA_LDLIBS :=
+# What a rule that runs a packaged tool (npm, curl, tar, musl-gcc) waits for
+# (order-only): the package check below.  Empty when a fragment is run on
+# its own (make -f mk/treesitter.mk, as tests/ts_spec.lua does).
+DEPS_STAMP := $(BUILD)/.deps
 -include $(sort $(wildcard mk/*.mk))
 
 # Package checks run once per change of the package list.

@@ -52,11 +52,11 @@ FRONT_LIBS = $(shell $(CC) -print-file-name=libz.a) -L$(MUSL_LIB) -lc $(shell $(
 # mk/treesitter.mk's rules for $(FRONT); mk/vacperf.mk's luabc.o).
 $(FRONT)/%.o: CC := $(FRONT_CC)
 
-$(FRONT)/dl/%: | $(BUILD)/.deps
+$(FRONT)/dl/%: | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	curl -fsSL --retry 3 -o $@.tmp http://deb.debian.org/debian/pool/main/l/lua5.4/$* && mv $@.tmp $@
 
-$(LUA_SRC)/.verified: $(LUA_FILES:%=$(FRONT)/dl/%) $(LUA_LOCK) | $(BUILD)/.deps
+$(LUA_SRC)/.verified: $(LUA_FILES:%=$(FRONT)/dl/%) $(LUA_LOCK) | $(DEPS_STAMP)
 	@installed=$$(dpkg-query -W -f='$${Version}' liblua5.4-dev 2>/dev/null); \
 	case "$$installed" in \
 	  $(LUA_RELEASE)-*) [ "$$installed" = "$(LUA_DEB_VERSION)" ] || \
@@ -84,7 +84,7 @@ $(LUA_SRC)/.verified: $(LUA_FILES:%=$(FRONT)/dl/%) $(LUA_LOCK) | $(BUILD)/.deps
 
 # The headers musl lacks: the kernel's (linux/, asm/, asm-generic/) and
 # zlib's, by link; Debian's lua5.4-deb-multiarch.h (luaconf.h includes it).
-$(FRONT_INC)/.made: | $(BUILD)/.deps
+$(FRONT_INC)/.made: | $(DEPS_STAMP)
 	@rm -rf $(@D) && mkdir -p $(@D)
 	ln -s /usr/include/linux /usr/include/asm-generic /usr/include/zlib.h /usr/include/zconf.h $(@D)/
 	ln -s /usr/include/$(MULTIARCH)/asm $(@D)/asm

@@ -11,7 +11,7 @@ MCP_CLIENT_STAMP := $(MCP_CLIENT_DIR)/node_modules/.vkit-installed
 .PHONY: mcp-client
 mcp-client: $(MCP_CLIENT_STAMP)
 
-$(MCP_CLIENT_STAMP): $(MCP_CLIENT_DIR)/package.json $(MCP_CLIENT_DIR)/package-lock.json | $(BUILD)/.deps
+$(MCP_CLIENT_STAMP): $(MCP_CLIENT_DIR)/package.json $(MCP_CLIENT_DIR)/package-lock.json | $(DEPS_STAMP)
 	cd $(MCP_CLIENT_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -23,6 +23,6 @@ JUNIT_STAMP := $(JUNIT_DIR)/node_modules/.vkit-installed
 .PHONY: junit-consumer
 junit-consumer: $(JUNIT_STAMP)
 
-$(JUNIT_STAMP): $(JUNIT_DIR)/package.json $(JUNIT_DIR)/package-lock.json | $(BUILD)/.deps
+$(JUNIT_STAMP): $(JUNIT_DIR)/package.json $(JUNIT_DIR)/package-lock.json | $(DEPS_STAMP)
 	cd $(JUNIT_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@

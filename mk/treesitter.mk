@@ -32,11 +32,11 @@ TS_RT_LIB := $(TS_RT_SRC)/vendor/tree-sitter/lib
 # One fetch rule and one verify-then-extract rule per pinned package.
 # $(1) name, $(2) version, $(3) locked sha256.
 define ts_package
-$(TS_ROOT)/dl/$(1)-$(2).tgz: | $(BUILD)/.deps
+$(TS_ROOT)/dl/$(1)-$(2).tgz: | $(DEPS_STAMP)
 	@mkdir -p $$(@D)
 	npm pack --silent --ignore-scripts --pack-destination $$(@D) $(1)@$(2) >/dev/null
 
-$(TS_ROOT)/src/$(1)-$(2)/.verified: $(TS_ROOT)/dl/$(1)-$(2).tgz $(TS_LOCK) | $(BUILD)/.deps
+$(TS_ROOT)/src/$(1)-$(2)/.verified: $(TS_ROOT)/dl/$(1)-$(2).tgz $(TS_LOCK) | $(DEPS_STAMP)
 	@echo "$(3)" | grep -Eq '^[0-9a-f]{64}$$$$' || { echo "$(TS_LOCK): $(1) needs a 64-digit lowercase sha256" >&2; exit 1; }
 	@actual=$$$$(sha256sum $$< | cut -d' ' -f1); \
 	if [ "$$$$actual" != "$(3)" ]; then \
@@ -59,15 +59,15 @@ TS_GRAMMAR_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -I$(TS_RS_SRC)/src
 # objects.  $(1) obj|asan|front,
 # $(2) the optimisation/sanitizer flags.
 define ts_objects
-$(BUILD)/$(1)/ts-vendor/runtime.o: $(TS_RT_SRC)/.verified | $(BUILD)/.deps
+$(BUILD)/$(1)/ts-vendor/runtime.o: $(TS_RT_SRC)/.verified | $(DEPS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $(2) $(TS_VENDOR_CFLAGS) -c $(TS_RT_LIB)/src/lib.c -o $$@
 
-$(BUILD)/$(1)/ts-vendor/rust_parser.o: $(TS_RS_SRC)/.verified | $(BUILD)/.deps
+$(BUILD)/$(1)/ts-vendor/rust_parser.o: $(TS_RS_SRC)/.verified | $(DEPS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $(2) $(TS_GRAMMAR_CFLAGS) -c $(TS_RS_SRC)/src/parser.c -o $$@
 
-$(BUILD)/$(1)/ts-vendor/rust_scanner.o: $(TS_RS_SRC)/.verified | $(BUILD)/.deps
+$(BUILD)/$(1)/ts-vendor/rust_scanner.o: $(TS_RS_SRC)/.verified | $(DEPS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $(2) $(TS_GRAMMAR_CFLAGS) -c $(TS_RS_SRC)/src/scanner.c -o $$@
 

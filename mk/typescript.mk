@@ -15,11 +15,11 @@ TSC_DIR := $(TSC_ROOT)/typescript-linux-x64-$(TSC_VER)
 all: typescript
 typescript: $(TSC_DIR)/.verified
 
-$(TSC_TGZ): | $(BUILD)/.deps
+$(TSC_TGZ): | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	npm pack --silent --ignore-scripts --pack-destination $(@D) $(TSC_NAME)@$(TSC_VER) >/dev/null
 
-$(TSC_DIR)/.verified: $(TSC_TGZ) $(TSC_LOCK) | $(BUILD)/.deps
+$(TSC_DIR)/.verified: $(TSC_TGZ) $(TSC_LOCK) | $(DEPS_STAMP)
 	@actual=$$(sha256sum $< | cut -d' ' -f1); \
 	if [ "$$actual" != "$(TSC_SHA)" ]; then \
 	  echo "$<: sha256 $$actual differs from $(TSC_LOCK) ($(TSC_SHA)); refusing to extract." >&2; exit 1; \

@@ -9,7 +9,7 @@ EXTRA_OBJECTS += $(BUILD)/obj/luabc.o
 ASAN_EXTRA_OBJECTS += $(BUILD)/asan/luabc.o
 FRONT_EXTRA_OBJECTS += $(BUILD)/front/luabc.o
 
-$(BUILD)/luabc.c: mk/vacperf_luabc.lua $(LUABC_SOURCES) | $(BUILD)/.deps
+$(BUILD)/luabc.c: mk/vacperf_luabc.lua $(LUABC_SOURCES) | $(DEPS_STAMP)
 	@mkdir -p $(BUILD)
 	lua5.4 mk/vacperf_luabc.lua $@ "$$(lua5.4 -v | cut -d' ' -f1-2)" $(LUABC_SOURCES)
 
