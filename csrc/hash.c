@@ -132,6 +132,16 @@ static int is_hex64(const char *s, size_t len) {
   return 1;
 }
 
+/* vkit.hash.is_digest(v): is v a string of 64 lowercase hex digits, the
+ * form every digest here takes?  (A Lua pattern over the same 64 bytes
+ * cost a hundred instructions a byte: 2% of a cold verification.) */
+static int hash_is_digest(lua_State *L) {
+  size_t len;
+  const char *s = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
+  lua_pushboolean(L, s && is_hex64(s, len));
+  return 1;
+}
+
 static int hash_evidence_digest(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer n = luaL_len(L, 1);
@@ -191,6 +201,7 @@ static const luaL_Reg hash_funcs[] = {
   {"file", hash_file},
   {"new", hash_new},
   {"evidence_digest", hash_evidence_digest},
+  {"is_digest", hash_is_digest},
   {"engine", hash_engine},
   {NULL, NULL}};
 

@@ -67,6 +67,28 @@ describe("vkit.hash", function()
     end)
   end)
 
+  describe("is_digest()", function()
+    it("takes exactly 64 lowercase hex digits, each byte judged at the first, a middle and the last place", function()
+      local hex = ("0123456789abcdef"):rep(4)
+      assert.is_true(hash.is_digest(hex))
+      assert.is_true(hash.is_digest(hash.sha256 "")) -- what this module writes
+      for b = 0, 255 do
+        local c = string.char(b)
+        local want = c:find "^[0-9a-f]$" ~= nil
+        for _, at in ipairs { 1, 32, 64 } do
+          local v = hex:sub(1, at - 1) .. c .. hex:sub(at + 1)
+          assert.equal(want, hash.is_digest(v), ("byte %d at %d"):format(b, at))
+        end
+      end
+      for _, v in ipairs { "", hex:sub(2), hex .. "0", hex:rep(2), hex:upper() } do
+        assert.is_false(hash.is_digest(v), v)
+      end
+      -- other types are not coerced: a number is not its decimal text
+      for _, v in ipairs { 1e63, 0, true, {}, hash.is_digest } do assert.is_false(hash.is_digest(v)) end
+      assert.is_false(hash.is_digest())
+    end)
+  end)
+
   describe("evidence_digest()", function()
     local a = ("a"):rep(64)
     local b = ("b"):rep(64)

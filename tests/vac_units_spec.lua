@@ -89,6 +89,39 @@ describe("vkit.vac.text", function()
     assert.equal("a b c", text.squeeze " a\194\160\n b \t c\r\n")
   end)
 
+  -- Every code point Python's \s matches in a str, and neighbours that
+  -- share their leading bytes but are not spaces, alone, doubled, between
+  -- words and at either end: squeeze and Python agree on each string.
+  it("squeezes as re.sub(r'\\s+', ' ', s).strip() does, for every space Python knows and its neighbours", function()
+    local cps = { 9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
+      0x84, 0x86, 0x9F, 0xA1, 0x1681, 0x167F, 0x1FFF, 0x200B, 0x2010, 0x2027, 0x202A, 0x202E, 0x2030, 0x205E, 0x2060,
+      0x2FFF, 0x3001, 27, 33, 127 }
+    for c = 0x2000, 0x200A do cps[#cps + 1] = c end
+    local inputs = {}
+    for _, cp in ipairs(cps) do
+      local c = utf8.char(cp)
+      for _, form in ipairs { "%s", "%s%s", "a%sb", "%sa%s%sb%s", "a \n%s\tb" } do
+        inputs[#inputs + 1] = form:gsub("%%s", c)
+      end
+    end
+    local dir, cleanup = t.tempdir()
+    finally(cleanup)
+    local hexes = {}
+    for i, s in ipairs(inputs) do hexes[i] = (s:gsub(".", function(ch) return ("%02x"):format(ch:byte()) end)) end
+    assert(vkit.fs.write_atomic(dir .. "/in", table.concat(hexes, "\n") .. "\n"))
+    local py = io.popen(("/usr/bin/python3.11 -c %s < %s"):format(t.quote(
+      "import re,sys\nfor l in sys.stdin: print(re.sub(r'\\s+', ' ', bytes.fromhex(l.strip()).decode()).strip().encode().hex())"),
+      t.quote(dir .. "/in")))
+    local i = 0
+    for line in py:lines() do
+      i = i + 1
+      local want = line:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
+      assert.equal(want, text.squeeze(inputs[i]), hexes[i])
+    end
+    assert.is_true(py:close())
+    assert.equal(#inputs, i)
+  end)
+
   it("strips tags like re.sub('<[^>]+>', '') without quadratic rescans", function()
     assert.equal("a b <> c < d", text.strip_tags "<p>a</p> <i>b</i> <> c < d")
     local hostile = ("<"):rep(200000)
@@ -163,6 +196,52 @@ describe("vkit.vac.output.escape", function()
   it("writes C0, DEL, C1, bidi controls, separators and invalid bytes as escapes", function()
     assert.equal("a\\x1b[0m\\x7f\\x85\\u202e\\u2066\\u2028\\xff\\xc3z", output.escape "a\27[0m\127\194\133\226\128\174\226\129\166\226\128\168\255\195z")
     assert.equal("plain é ✓", output.escape "plain é ✓")
+    -- each byte alone, and inside printable text: only 32-126 pass as they are
+    for b = 0, 255 do
+      local c = string.char(b)
+      local want = (b >= 32 and b < 127) and c or ("\\x%02x"):format(b)
+      assert.equal(want, output.escape(c), b)
+      assert.equal("ab" .. want .. "cd", output.escape("ab" .. c .. "cd"), b)
+    end
+  end)
+
+  -- The escape of a string, a byte or a code point at a time: the oracle
+  -- vkit.terminal's run-at-a-time copy is held to.
+  local function escape_slowly(s)
+    local BIDI = { [0x200E] = 1, [0x200F] = 1, [0x2028] = 1, [0x2029] = 1, [0x2066] = 1, [0x2067] = 1, [0x2068] = 1,
+      [0x2069] = 1 }
+    for cp = 0x202A, 0x202E do BIDI[cp] = 1 end
+    local function unsafe(cp) return cp < 0x20 or cp == 0x7F or (cp >= 0x80 and cp <= 0x9F) or BIDI[cp] end
+    local out, i = {}, 1
+    while i <= #s do
+      local b = s:byte(i)
+      local ok, cp = pcall(utf8.codepoint, s, i)
+      local len = ok and #utf8.char(cp) or 0
+      if b >= 0x80 and (not ok or s:sub(i, i + len - 1) ~= utf8.char(cp)) then
+        out[#out + 1], i = ("\\x%02x"):format(b), i + 1
+      else
+        cp = b < 0x80 and b or cp
+        local width = b < 0x80 and 1 or len
+        out[#out + 1] = unsafe(cp) and (cp < 0x100 and ("\\x%02x"):format(cp) or ("\\u%04x"):format(cp))
+          or s:sub(i, i + width - 1)
+        i = i + width
+      end
+    end
+    return table.concat(out)
+  end
+
+  it("escapes random mixtures of text, controls, bidi controls and broken UTF-8 as a byte-at-a-time walk does", function()
+    local pieces = { "a", "Z", " ", "~", "\0", "\27", "\127", "\t", "é", "✓", "—", "\226\128\174", "\226\129\166",
+      "\226\128\168", "\194\133", "\194\159", "\194\160", "\255", "\195", "\224\128\128", "\237\160\128",
+      "\244\144\128\128", "\240\159\152\128", "word", "two words " }
+    local rng = 20261202
+    local function rand(k) rng = (rng * 1103515245 + 12345) % 2147483648; return rng % k + 1 end
+    for _ = 1, 3000 do
+      local parts = {}
+      for p = 1, rand(12) - 1 do parts[p] = pieces[rand(#pieces)] end
+      local s = table.concat(parts)
+      assert.equal(escape_slowly(s), output.escape(s), (s:gsub(".", function(ch) return ("%02x"):format(ch:byte()) end)))
+    end
   end)
 end)
 

@@ -15,12 +15,20 @@ local function unsafe(cp) return cp < 0x20 or cp == 0x7F or (cp >= 0x80 and cp <
 --  UTF-8 as \xNN.
 function M.escape(s)
   s = tostring(s)
-  if not s:find "[%c\128-\255]" then return s end
+  if s:find "^[^\0-\31\127-\255]*$" then return s end -- nothing to escape (anchored: one pass; %c by range)
   local out, i, n = {}, 1, #s
   while i <= n do
+    -- printable ASCII is copied a run at a time
+    local j = s:find("[^\32-\126]", i)
+    if not j then
+      out[#out + 1] = s:sub(i)
+      break
+    end
+    if j > i then out[#out + 1] = s:sub(i, j - 1) end
+    i = j
     local b = s:byte(i)
-    if b < 0x80 then
-      out[#out + 1] = unsafe(b) and ("\\x%02x"):format(b) or string.char(b)
+    if b < 0x80 then -- C0 or DEL
+      out[#out + 1] = ("\\x%02x"):format(b)
       i = i + 1
     else
       local ok, cp = pcall(utf8.codepoint, s, i)

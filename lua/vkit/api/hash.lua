@@ -40,6 +40,14 @@ M.new = hash.new
 -- @return nil, message, code: `duplicate-evidence-path`, `invalid-evidence-path`, `invalid-sha256`
 M.evidence_digest = hash.evidence_digest
 
+--- Is v a digest as this module writes one: a string of exactly 64
+-- lowercase hex digits?  Any other value, a string of another length, or
+-- one with an upper-case or non-hex character is not.
+-- @function is_digest
+-- @param v any value
+-- @treturn boolean
+M.is_digest = hash.is_digest
+
 --- The engine that computes SHA-256: `"sha-ni"` (the x86 SHA extensions)
 -- or `"portable"` (C).  Both compute the same function; with a name, the
 -- process uses that engine from then on (for tests, which must reach both).

@@ -1,5 +1,6 @@
 --- The manifest (vac.json) rules: the draft gate (SPEC §2.7) and the
 --  schema (SPEC §2), as pure functions over the decoded manifest.
+local hash = require "vkit.hash"
 local json = require "vkit.json"
 local text = require "vkit.vac.text"
 local value = require "vkit.vac.value"
@@ -86,7 +87,7 @@ end
 --  characters, nothing Windows would read as a drive or a root.
 function M.safe_relpath(p)
   if not nonblank(p) or p == "vac.json" or p:find("\\", 1, true) then return false end
-  if not p:find "^[^%c]*$" then return false end -- a control character (anchored: one pass)
+  if not p:find "^[^\0-\31\127]*$" then return false end -- a control character (anchored: one pass; %c by range)
   -- a second character ':' is a drive to Windows ("C:x", "1:x")
   local second = utf8.offset(p, 2)
   if second and p:sub(second, second) == ":" then return false end
@@ -102,9 +103,7 @@ function M.safe_relpath(p)
   return parts > 0
 end
 
-local function is_hex64(v)
-  return type(v) == "string" and #v == 64 and v:find "^[0-9a-f]*$" ~= nil -- anchored: one pass
-end
+local is_hex64 = hash.is_digest -- a string of 64 lowercase hex digits
 M.is_hex64 = is_hex64
 
 local function nonempty_object(v)
