@@ -101,5 +101,5 @@ $(FRONT)/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc $(LUA_SRC)/.verified | $(FR
 	@mkdir -p $(dir $@)
 	$(FRONT_CC) $(FRONT_CFLAGS) -c $< -o $@
 
-$(FRONT)/front_string.o: CFLAGS += -DVKIT_FRONT
+$(FRONT)/front_string.o $(FRONT)/front_malloc.o: CFLAGS += -DVKIT_FRONT
 $(FRONT)/main.o: CFLAGS += -DVKIT_FRONT -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/lib"'
