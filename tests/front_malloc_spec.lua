@@ -9,19 +9,9 @@ local t = require "tests.support.run"
 
 describe("the front's malloc", function()
   it("keeps every block's bytes and honours each entry point's contract, across threads and fork", function()
-    local dir, cleanup = t.tempdir()
-    finally(cleanup)
-    local exe = dir .. "/check"
     -- -fno-builtin: the compiler would otherwise drop a malloc/free pair it
     -- can see, and with it the double free the checker commits on purpose
-    local cc = ("musl-gcc -O2 -static -fno-builtin -pthread -DVKIT_FRONT -o %s tests/c/front_malloc_check.c "
-      .. "csrc/front_malloc.c 2>&1"):format(t.quote(exe))
-    local p = io.popen(cc)
-    local out = p:read "a"
-    assert.is_true(p:close(), out)
-    local run = io.popen(t.quote(exe))
-    assert.equal("ok\n", run:read "a")
-    assert.is_true(run:close())
+    assert.equal("ok\n", t.musl_check({ "tests/c/front_malloc_check.c", "csrc/front_malloc.c" }, "-fno-builtin -pthread"))
   end)
 
   it("is the allocator the front is linked with", function()
