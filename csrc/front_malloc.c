@@ -56,6 +56,9 @@
 #define FIRST_CHUNK ((size_t)256 << 10)
 #define LAST_CHUNK ((size_t)4 << 20)
 #define MAGIC 0x766b69746d616c6cull /* "vkitmall" */
+#define MAX_ALIGN ((size_t)1 << 30)
+_Static_assert(LARGE <= FIRST_CHUNK, "a chunk holds a block of every class");
+_Static_assert((size_t)SMALL_TOP << 8 == LARGE, "CLASSES counts eight doublings from SMALL_TOP to LARGE");
 
 typedef struct {
   uint32_t cls;    /* size class, or MAPPED */
@@ -253,8 +256,11 @@ void *realloc(void *p, size_t n) {
   return q;
 }
 
+/* a power of two, at most MAX_ALIGN */
+static int good_alignment(size_t align) { return align && (align & (align - 1)) == 0 && align <= MAX_ALIGN; }
+
 void *aligned_alloc(size_t align, size_t n) {
-  if (align == 0 || (align & (align - 1)) != 0 || align > ((size_t)1 << 30)) {
+  if (!good_alignment(align)) {
     errno = EINVAL;
     return NULL;
   }
@@ -264,7 +270,7 @@ void *aligned_alloc(size_t align, size_t n) {
 void *memalign(size_t align, size_t n) { return aligned_alloc(align, n); }
 
 int posix_memalign(void **out, size_t align, size_t n) {
-  if (align < sizeof(void *) || (align & (align - 1)) != 0 || align > ((size_t)1 << 30)) return EINVAL;
+  if (align < sizeof(void *) || !good_alignment(align)) return EINVAL;
   void *p = allocate(n, align < SMALL_STEP ? SMALL_STEP : align);
   if (!p) return ENOMEM;
   *out = p;

@@ -75,6 +75,7 @@ backwards:;
   _mm_storeu_si128((__m128i *)d, first);
   return dst;
 }
+
 static inline uint64_t load64(const unsigned char *p) {
   uint64_t v;
   __builtin_memcpy(&v, p, 8);

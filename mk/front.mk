@@ -92,12 +92,12 @@ $(FRONT_INC)/.made: | $(DEPS_STAMP)
 	  $(MULTIARCH) > $(@D)/lua5.4-deb-multiarch.h
 	@touch $@
 
-$(LUA_FRONT_OBJECTS): $(FRONT)/lua/%.o: $(LUA_SRC)/.verified | $(FRONT_INC)/.made
+$(LUA_FRONT_OBJECTS): $(FRONT)/lua/%.o: $(LUA_SRC)/.verified | $(FRONT_INC)/.made $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(FRONT_CC) -O2 -std=gnu99 -Wall -Wextra -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -isystem $(FRONT_INC) \
 	  -c $(LUA_SRC)/src/$*.c -o $@
 
-$(FRONT)/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc $(LUA_SRC)/.verified | $(FRONT_INC)/.made
+$(FRONT)/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc $(LUA_SRC)/.verified | $(FRONT_INC)/.made $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FRONT_CC) $(FRONT_CFLAGS) -c $< -o $@
 

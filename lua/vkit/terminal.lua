@@ -15,7 +15,7 @@ local function unsafe(cp) return cp < 0x20 or cp == 0x7F or (cp >= 0x80 and cp <
 --  UTF-8 as \xNN.
 function M.escape(s)
   s = tostring(s)
-  if s:find "^[^\0-\31\127-\255]*$" then return s end -- nothing to escape (anchored: one pass; %c by range)
+  if s:find "^[\32-\126]*$" then return s end -- all printable ASCII (anchored: one pass)
   local out, i, n = {}, 1, #s
   while i <= n do
     -- printable ASCII is copied a run at a time

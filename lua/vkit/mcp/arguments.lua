@@ -7,6 +7,7 @@
 -- in PATTERNS); a schema using any other validation keyword or pattern
 -- raises, so a keyword is never published unchecked.
 -- The keywords mean the same in draft-07 and 2020-12 (MCP's default).
+local hash = require "vkit.hash"
 local json = require "vkit.json"
 
 local M = {}
@@ -18,7 +19,7 @@ local CHECKED = { type = true, properties = true, required = true, additionalPro
 -- The ECMA-262 patterns vkit's schemas publish, each with its exact Lua
 -- equivalent (a general regex engine is not worth its risk here).
 local PATTERNS = {
-  ["^[0-9a-f]{64}$"] = function(v) return #v == 64 and v:match "^[0-9a-f]+$" ~= nil end,
+  ["^[0-9a-f]{64}$"] = hash.is_digest,
   ["^([0-9a-f]{40}|[0-9a-f]{64})$"] = function(v) return (#v == 40 or #v == 64) and v:match "^[0-9a-f]+$" ~= nil end,
 }
 

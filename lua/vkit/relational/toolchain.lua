@@ -153,7 +153,7 @@ local function check_entry(e, where, relative)
   if math.type(e.mode) ~= "integer" or e.mode < 0 or e.mode > 4095 then return where .. ": mode must be 0..4095" end
   if e.kind == "file" then
     if math.type(e.size) ~= "integer" or e.size < 0 then return where .. ": a file needs its size" end
-    if type(e.sha256) ~= "string" or #e.sha256 ~= 64 or not e.sha256:match "^[0-9a-f]+$" then
+    if not vkit.hash.is_digest(e.sha256) then
       return where .. ": a file needs its sha256"
     end
     if e.target ~= nil then return where .. ": a file has no target" end

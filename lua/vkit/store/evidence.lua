@@ -24,9 +24,7 @@ Evidence.__index = Evidence
 
 local READ_ONLY = tonumber("444", 8)
 
-local function valid(sha)
-  return type(sha) == "string" and #sha == 64 and sha:match "^[0-9a-f]+$" ~= nil
-end
+local valid = hash.is_digest -- 64 lowercase hex digits
 
 function M.open(root)
   assert(fs.mkdirs(root .. "/.tmp"))

@@ -80,18 +80,20 @@ function M.prefix(s, n)
   return s:sub(1, stop - 1)
 end
 
--- Non-ASCII whitespace as UTF-8 byte sequences, for gsub, each after the
--- bytes every match of it begins with (a plain search rules a gsub out).
-local WIDE_SPACE = { { "\194\133", "\194\133" }, { "\194\160", "\194\160" }, { "\225\154\128", "\225\154\128" },
-  { "\226\128", "\226\128[\128-\138]" }, { "\226\128", "\226\128[\168\169\175]" },
-  { "\226\129\159", "\226\129\159" }, { "\227\128\128", "\227\128\128" } }
+-- Non-ASCII whitespace as UTF-8 byte sequences, for gsub, and the bytes
+-- every match of each begins with (before its class): a plain search for
+-- them rules the gsub out.
+local WIDE_SPACE = { "\194\133", "\194\160", "\225\154\128", "\226\128[\128-\138]", "\226\128[\168\169\175]",
+  "\226\129\159", "\227\128\128" }
+local WIDE_SPACE_LEAD = {}
+for i, pat in ipairs(WIDE_SPACE) do WIDE_SPACE_LEAD[i] = pat:match "^[^%[]*" end
 
 --- Python's `re.sub(r"\s+", " ", s).strip()`.
 function M.squeeze(s)
   if not s:find "^[^\28-\31]*$" then s = s:gsub("[\28-\31]", " ") end -- anchored: one pass
   if not s:find "^[\0-\127]*$" then
-    for _, w in ipairs(WIDE_SPACE) do
-      if s:find(w[1], 1, true) then s = s:gsub(w[2], " ") end
+    for i, pat in ipairs(WIDE_SPACE) do
+      if s:find(WIDE_SPACE_LEAD[i], 1, true) then s = s:gsub(pat, " ") end
     end
   end
   return (s:gsub("[ \t\n\v\f\r]+", " "):match "^ ?(.-) ?$")
