@@ -189,9 +189,19 @@ typedef struct Tally {
    * included, and the ':' when it follows at once) with the field each
    * names: a row that repeats them is read by comparing bytes, its keys
    * already known valid and distinct. */
-  struct Shape { unsigned char text[64]; size_t len, klen; int field, colon; unsigned mask; } shape[TALLY_KEYS];
+  struct Shape {
+    unsigned char text[64];
+    size_t len, klen;
+    int field, colon;
+    /* what scan_row_fast matches: the ',' before the key (but the
+     * first's), the key and its ':'; the bytes of it among sixteen */
+    unsigned char lead[80];
+    size_t lead_len;
+    unsigned lead_mask;
+  } shape[TALLY_KEYS];
   size_t str_bytes;       /* the current row's named string values, in bytes */
   int shape_n;
+  int fast_n;             /* shape_n when every key is followed by its ':', else 0 */
   const char *why;        /* why the tally gave up */
 } Tally;
 
@@ -1290,7 +1300,11 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
         if (as_before && text_len <= sizeof t->shape[0].text) {
           memcpy(t->shape[nkeys].text, open, text_len);
           t->shape[nkeys].len = text_len;
-          t->shape[nkeys].mask = text_len < 16 ? (1u << text_len) - 1 : 0xFFFFu; /* its bytes among sixteen */
+          size_t comma = nkeys > 0;
+          t->shape[nkeys].lead[0] = ',';
+          memcpy(t->shape[nkeys].lead + comma, open, text_len);
+          t->shape[nkeys].lead_len = text_len + comma;
+          t->shape[nkeys].lead_mask = text_len + comma < 16 ? (1u << (text_len + comma)) - 1 : 0xFFFFu;
           t->shape[nkeys].klen = klen;
           t->shape[nkeys].field = field;
           t->shape[nkeys].colon = text_len > (size_t)(p - open);
@@ -1444,19 +1458,32 @@ static void push_token(lua_State *L, const Tally *t, int i) {
  * combos, its row table marked with the object metatable at index
  * object_mt.  0, or -1 (out of memory, too many combinations). */
 static int tally_count(lua_State *L, Tally *t, int combos, int object_mt) {
-  size_t len = 0, need = (size_t)t->nfields * (1 + 8 + sizeof(size_t)) + t->str_bytes + 8; /* key_hash reads 8 past it */
+  /* the key: each field's tag, then the payload of each that has one (a
+   * number's 8 bytes; a string's length, in one byte below 255, else 255
+   * and 8 bytes, and its bytes): the tags fix where each payload lies and
+   * the lengths where it ends, so equal keys are equal rows */
+  size_t need = sizeof t->tag + (size_t)t->nfields * (1 + sizeof(size_t)) + t->str_bytes + 8; /* key_hash reads 8 past it */
   if (reserve_bytes(&t->key, &t->key_cap, 0, need)) return GIVE_UP(t, "out of memory");
   unsigned char *key = t->key;
+  memcpy(key, t->tag, sizeof t->tag); /* all sixteen, the payloads written over those past nfields */
+  size_t len = (size_t)t->nfields;
   for (int i = 0; i < t->nfields; i++) {
     unsigned tag = t->tag[i];
-    key[len++] = (unsigned char)tag;
-    if (tag == T_INT) { memcpy(key + len, &t->ival[i], 8); len += 8; }
-    else if (tag == T_FLOAT) { memcpy(key + len, &t->fval[i], 8); len += 8; }
-    else if (tag == T_STRING) {
-      memcpy(key + len, &t->val_len[i], sizeof(size_t));
-      len += sizeof(size_t);
-      copy_short(key + len, t->val[i], t->val_len[i]);
-      len += t->val_len[i];
+    if (tag < T_INT) continue; /* absent, null, true, false: the tag is all */
+    if (tag == T_STRING) {
+      size_t n = t->val_len[i];
+      if (n < 255) {
+        key[len++] = (unsigned char)n;
+      } else {
+        key[len++] = 255;
+        memcpy(key + len, &n, sizeof n);
+        len += sizeof n;
+      }
+      copy_short(key + len, t->val[i], n);
+      len += n;
+    } else {
+      memcpy(key + len, tag == T_INT ? (const void *)&t->ival[i] : (const void *)&t->fval[i], 8);
+      len += 8;
     }
   }
   uint64_t h = key_hash(t->key, len);
@@ -1530,35 +1557,38 @@ static inline const unsigned char *plain_string_end(const unsigned char *p, cons
  * checks them.  NULL for any other row: scan_object reads it from the
  * start, and decides.
  */
-/* Do the bytes at p (end - p >= s->len) repeat the key s as written? */
-static inline int shape_matches(const struct Shape *s, const unsigned char *p, const unsigned char *end) {
+/* Do the bytes at p repeat the lead of key s (its ',', the key, the ':')? */
+static inline int lead_matches(const struct Shape *s, const unsigned char *p, const unsigned char *end) {
 #ifdef __SSE2__
-  if (s->len <= 16 && end - p >= 16) { /* one compare of sixteen bytes, those past the key ignored */
+  if (s->lead_len <= 16 && end - p >= 16) { /* one compare of sixteen bytes, those past the lead ignored */
     __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)s->text);
-    return (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & s->mask) == 0;
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)s->lead);
+    return (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & s->lead_mask) == 0;
   }
 #endif
-  return same_bytes(p, s->text, s->len);
+  return (size_t)(end - p) >= s->lead_len && same_bytes(p, s->lead, s->lead_len);
 }
 
 static const unsigned char *scan_row_fast(Tally *t, const unsigned char *p, const unsigned char *end) {
+  int n = t->fast_n;
+  if (!n) return NULL;
   p++;
-  for (int k = 0; k < t->shape_n; k++) {
+  for (int k = 0; k < n; k++) {
     const struct Shape *s = &t->shape[k];
-    /* a value and its ',' or '}' take at least two bytes */
-    if (!s->colon || (size_t)(end - p) < s->len + 2 || !shape_matches(s, p, end)) return NULL;
-    p += s->len;
+    if (!lead_matches(s, p, end)) return NULL;
+    p += s->lead_len;
+    if (end - p < 2) return NULL; /* a value and its ',' or '}' take at least two bytes */
     int field = s->field;
     unsigned c = *p;
     if (c == '"') {
       const unsigned char *close = plain_string_end(p + 1, end);
       if (!close) return NULL;
       if (field >= 0) {
+        size_t len = (size_t)(close - p - 1);
         t->tag[field] = T_STRING;
         t->val[field] = p + 1;
-        t->val_len[field] = (size_t)(close - p - 1);
-        t->str_bytes += (size_t)(close - p - 1);
+        t->val_len[field] = len;
+        t->str_bytes += len;
       }
       p = close + 1;
     } else if ((c == 't' || c == 'f' || c == 'n') && end - p >= 6 - (c != 'f')) { /* the word and one byte */
@@ -1566,8 +1596,8 @@ static const unsigned char *scan_row_fast(Tally *t, const unsigned char *p, cons
       memcpy(&w, p, 4);
       unsigned char tag;
       if (!memcmp(&w, "true", 4)) tag = T_TRUE, p += 4;
-      else if (!memcmp(&w, "null", 4)) tag = T_NULL, p += 4;
       else if (!memcmp(&w, "fals", 4) && p[4] == 'e') tag = T_FALSE, p += 5;
+      else if (!memcmp(&w, "null", 4)) tag = T_NULL, p += 4;
       else return NULL;
       if (field >= 0) t->tag[field] = tag;
     } else if (c >= '1' && c <= '9') { /* a plain integer, else scan_number reads it */
@@ -1591,11 +1621,16 @@ static const unsigned char *scan_row_fast(Tally *t, const unsigned char *p, cons
     } else {
       return NULL;
     }
-    if (p >= end) return NULL;
-    if (*p != (k + 1 < t->shape_n ? ',' : '}')) return NULL;
-    p++;
   }
-  return t->shape_n ? p : NULL;
+  return p < end && *p == '}' ? p + 1 : NULL;
+}
+
+/* After scan_object has read a row: may the next rows be read by
+ * scan_row_fast (every key of the last row followed at once by its ':')? */
+static void note_shape(Tally *t) {
+  t->fast_n = t->shape_n;
+  for (int k = 0; k < t->shape_n; k++)
+    if (!t->shape[k].colon) t->fast_n = 0;
 }
 
 static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned char *p, const unsigned char *end,
@@ -1609,6 +1644,7 @@ static const unsigned char *tally_row(lua_State *L, Tally *t, const unsigned cha
     memset(t->tag, T_ABSENT, sizeof t->tag);
     t->str_bytes = 0;
     q = scan_object(t, p, end, 1);
+    note_shape(t);
   }
   if (!(p = q)) return NULL;
   if (tally_count(L, t, combos, object_mt)) return NULL;

@@ -106,6 +106,29 @@ describe("vkit.json.tally_lines", function()
     end
   end)
 
+  -- A combination's key holds each field's tag, then each string's length
+  -- (one byte below 255, else 255 and eight) and bytes: two rows whose
+  -- strings join to the same bytes, split at another place, stay apart.
+  it("keeps apart rows whose strings split the same bytes differently, at every length around 255", function()
+    local lines = {}
+    for _, n in ipairs { 0, 1, 2, 7, 8, 9, 15, 16, 17, 253, 254, 255, 256, 257, 300 } do
+      local joined = ("x"):rep(n + 2)
+      for cut = math.max(0, n - 1), n + 2 do
+        lines[#lines + 1] = ('{"suite":"%s","member":"%s"}'):format(joined:sub(1, cut), joined:sub(cut + 1))
+        lines[#lines + 1] = ('{"suite":"%s","member":"%s","ok":null}'):format(joined:sub(1, cut), joined:sub(cut + 1))
+      end
+      lines[#lines + 1] = ('{"suite":"%s"}'):format(("y"):rep(n))
+      lines[#lines + 1] = ('{"member":"%s"}'):format(("y"):rep(n))
+    end
+    local all = {} -- each row twice: counted under its own combination
+    for i, l in ipairs(lines) do all[i], all[#lines + i] = l, l end
+    local p = dir .. "/rows.jsonl"
+    t.write(p, table.concat(all, "\n") .. "\n")
+    local r = assert(tally(p))
+    agrees(r, all, "strings split around 255")
+    assert.equal(#lines, #r.combos) -- no two of the rows above are one combination
+  end)
+
   it("checks the bytes against a pin, hashed while they are scanned", function()
     local p = dir .. "/rows.jsonl"
     local text = ('{"suite":"s","member":"m","ok":true}\n'):rep(1000)
