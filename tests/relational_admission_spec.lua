@@ -253,6 +253,24 @@ describe("admission through the separate process", function()
     assert.equal("admission_source_mismatch", r.failure.reason)
   end)
 
+  -- A digest is 64 lowercase hex digits wherever vkit reads one: an answer
+  -- whose source_sha256 is the right digest in capitals is malformed, not
+  -- an answer about other bytes (the same pipeline unchanged is admitted).
+  it("refuses a source_sha256 that is not 64 lowercase hex digits as malformed", function()
+    local admit = ("%s ts_admit"):format(t.quote(vkit.exe))
+    assert.equal("admitted", through(admit .. " | sed -E 's/x/x/'").outcome)
+    for _, edit in ipairs {
+      [[s/("source_sha256":")([0-9a-f]{64})/\1\U\2/]], -- upper case
+      [[s/("source_sha256":")([0-9a-f]{63})[0-9a-f]/\1\2/]], -- 63 digits
+      [[s/("source_sha256":")([0-9a-f]{64})/\1\20/]], -- 65 digits
+      [[s/("source_sha256":")[0-9a-f]([0-9a-f]{63})/\1g\2/]], -- not hex
+    } do
+      local r = through(("%s | sed -E '%s'"):format(admit, edit))
+      assert.equal("admission_malformed_response", r.failure and r.failure.reason, edit)
+      assert.matches("source_sha256 is not a SHA-256", r.failure.message, 1, true)
+    end
+  end)
+
   it("fails admission when vkit.proc cannot launch the program", function()
     local r = admission.admit(src, { launcher = { exe = "/nonexistent/vkit", argv = { "vkit" } } })
     assert.equal("admission_launch_failed", r.failure.reason)

@@ -68,6 +68,24 @@ describe("vkit.schema", function()
     assert.is_true(check(spec, (good:gsub(("a"):rep(40), ("b"):rep(64)))))
     expect("bad-format", "digest", (good:gsub(("0"):rep(64), ("F"):rep(64))))
   end)
+
+  -- The one commit-id rule the CLI, the MCP arguments and the schemas share:
+  -- every byte at every place of both lengths, and the lengths beside them.
+  it("is_commit_id: 40 or 64 lowercase hex digits, nothing else", function()
+    for _, n in ipairs { 40, 64 } do
+      assert.is_true(S.is_commit_id(("0123456789abcdef"):rep(4):sub(1, n)))
+      for _, at in ipairs { 1, n // 2, n } do
+        for byte = 0, 255 do
+          local c = string.char(byte)
+          local id = ("a"):rep(at - 1) .. c .. ("a"):rep(n - at)
+          assert.equal(c:find "^[0-9a-f]$" ~= nil, S.is_commit_id(id), ("byte %d at %d of %d"):format(byte, at, n))
+        end
+      end
+    end
+    for _, n in ipairs { 0, 1, 39, 41, 63, 65, 80 } do assert.is_false(S.is_commit_id(("a"):rep(n)), n) end
+    for _, v in ipairs { 1234567890, true, {} } do assert.is_false(S.is_commit_id(v)) end
+    assert.is_false(S.is_commit_id(nil))
+  end)
 end)
 
 describe("vkit.paths", function()

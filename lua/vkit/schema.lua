@@ -14,6 +14,7 @@
 --     tags = S.optional(S.array(S.string(), { max = 8, unique = true })),
 --   }
 --   local ok, err = S.check(request, value)
+local hash = require "vkit.hash"
 local json = require "vkit.json"
 
 local M = {}
@@ -197,9 +198,15 @@ end
 
 M.sha256 = M.string { pattern = "^[0-9a-f]+$", min = 64, max = 64, what = "64 lowercase hex digits (SHA-256)" }
 
---- A full Git object id: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
+--- Is v a full Git object id: a string of 40 (SHA-1) or 64 (SHA-256)
+-- lowercase hex digits (never a branch, a tag or an abbreviation)?
+function M.is_commit_id(v)
+  return type(v) == "string" and (#v == 40 and not v:find "[^0-9a-f]" or hash.is_digest(v))
+end
+
+--- A full Git object id (M.is_commit_id).
 M.commit_id = M.check_with(M.string { what = "a full commit id" }, function(v)
-  if (#v == 40 or #v == 64) and v:match "^[0-9a-f]+$" then return true end
+  if M.is_commit_id(v) then return true end
   return nil, "bad-format", "expected a full lowercase commit id (40 or 64 hex digits), not a branch, tag or short id"
 end)
 

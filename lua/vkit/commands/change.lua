@@ -3,6 +3,7 @@
 local args = require "vkit.args"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
+local schema = require "vkit.schema"
 local change_cli = require "vkit.change.cli"
 local store_mod = require "vkit.store"
 local policy = require("vkit.policy").store
@@ -92,8 +93,7 @@ return {
     end
     -- The host's exact target: a full commit id, never a name Git would
     -- resolve (a branch, a tag, an abbreviation).
-    local oid_length = #opts.trusted_target
-    if not opts.trusted_target:match "^[0-9a-f]+$" or (oid_length ~= 40 and oid_length ~= 64) then
+    if not schema.is_commit_id(opts.trusted_target) then
       return usage_error(("--trusted-target must be a full commit id (40 or 64 lowercase hex digits), not %q")
         :format(opts.trusted_target))
     end

@@ -1,5 +1,6 @@
 --- `vkit verify COMPONENT`: run a component's accepted external checks.
 local args = require "vkit.args"
+local hash = require "vkit.hash"
 local protocol_cli = require "vkit.protocol.cli"
 local policy = require("vkit.policy").store
 
@@ -40,7 +41,7 @@ return {
                                          min = 1, max = 1, names = "COMPONENT" })
     if not opts then return cli.usage_error(err, "verify") end
     for _, name in ipairs { "policy_sha256", "package_sha256" } do
-      if opts[name] and not opts[name]:match "^%x+$" or opts[name] and (#opts[name] ~= 64 or opts[name]:match "%u") then
+      if opts[name] and not hash.is_digest(opts[name]) then
         return cli.usage_error(("--%s needs 64 lowercase hex digits"):format(name:gsub("_", "-")), "verify")
       end
     end

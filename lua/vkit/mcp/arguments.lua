@@ -9,6 +9,7 @@
 -- The keywords mean the same in draft-07 and 2020-12 (MCP's default).
 local hash = require "vkit.hash"
 local json = require "vkit.json"
+local schema = require "vkit.schema"
 
 local M = {}
 
@@ -20,7 +21,7 @@ local CHECKED = { type = true, properties = true, required = true, additionalPro
 -- equivalent (a general regex engine is not worth its risk here).
 local PATTERNS = {
   ["^[0-9a-f]{64}$"] = hash.is_digest,
-  ["^([0-9a-f]{40}|[0-9a-f]{64})$"] = function(v) return (#v == 40 or #v == 64) and v:match "^[0-9a-f]+$" ~= nil end,
+  ["^([0-9a-f]{40}|[0-9a-f]{64})$"] = schema.is_commit_id,
 }
 
 local function is_type(v, t)

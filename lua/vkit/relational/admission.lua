@@ -76,7 +76,7 @@ local function response_problem(r, source)
     if r[k] == nil then return ("missing field %q"):format(k) end
   end
   if type(r.admitted) ~= "boolean" then return "admitted is not a boolean" end
-  if type(r.source_sha256) ~= "string" or not r.source_sha256:match "^%x+$" or #r.source_sha256 ~= 64 then
+  if not vkit.hash.is_digest(r.source_sha256) then -- 64 lowercase hex digits, as vkit writes them
     return "source_sha256 is not a SHA-256"
   end
   if not is_int(r.source_bytes, 0) then return "source_bytes is not a count" end

@@ -1,7 +1,9 @@
 --- `vkit change request`: a finite request whose claim is the accepted
 -- intent's own contract (vkit.change.scaffold.request).
 local args = require "vkit.args"
+local hash = require "vkit.hash"
 local fs = require "vkit.fs"
+local schema = require "vkit.schema"
 local scaffold = require "vkit.change.scaffold"
 
 local cli = require "vkit.cli"
@@ -39,12 +41,12 @@ function M.run(argv)
   for _, required in ipairs { "intent", "base", "candidate" } do
     if not opts[required] then return usage_error(("--%s is required"):format(required)) end
   end
-  if not opts.intent:match "^%x+$" or #opts.intent ~= 64 or opts.intent:match "%u" then
+  if not hash.is_digest(opts.intent) then
     return usage_error(("--intent must be a digest of 64 lowercase hex digits, not %q"):format(opts.intent))
   end
   for _, which in ipairs { "base", "candidate" } do
     local oid = opts[which]
-    if not oid:match "^[0-9a-f]+$" or (#oid ~= 40 and #oid ~= 64) then
+    if not schema.is_commit_id(oid) then
       return usage_error(("--%s must be a full commit id (40 or 64 lowercase hex digits), not %q"):format(which, oid))
     end
   end
