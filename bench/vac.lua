@@ -21,8 +21,9 @@
 --    verifies one bundle per process: its rate is 1 / its cold per-case
 --    time from 1.).
 -- Without VAC_REFERENCE the reference is "skipped" and vkit's absolute
--- figures are printed.  Times come from bash's `time`; peak memory from
--- /usr/bin/time when present.
+-- figures are printed.  Each run is timed by bench/spawn_time.c
+-- (posix_spawn, wait4: wall, CPU and peak memory of the one process);
+-- VAC_BENCH_TIMER=bash uses bash's `time` and /usr/bin/time instead.
 local vkit = require "vkit"
 local b = require "bench.support"
 local json, fs, hash = vkit.json, vkit.fs, vkit.hash
@@ -64,25 +65,46 @@ print(("load average %s; vkit %s%s"):format(loadavg(), VKIT,
 
 local dir = assert(fs.mkdtemp "/tmp/vkit-bench-vac-")
 
+-- The timer: bench/spawn_time.c (posix_spawn, wait4's rusage, the wall
+-- clock to the microsecond), built here; VAC_BENCH_TIMER=bash times with
+-- bash's `time` instead (to the millisecond, with bash's own fork in every
+-- figure: how the figures before 2026-12-03 were taken) and /usr/bin/time
+-- for peak memory.
+local TIMER = os.getenv "VAC_BENCH_TIMER" or "spawn"
+if TIMER ~= "spawn" and TIMER ~= "bash" then
+  io.stderr:write("VAC_BENCH_TIMER=", TIMER, ": spawn or bash\n")
+  os.exit(2)
+end
+local SPAWN_TIME = dir .. "/spawn_time"
+if TIMER == "spawn" then
+  b.sh(("gcc -O2 -o %s %s/bench/spawn_time.c"):format(b.quote(SPAWN_TIME), b.quote(vkit.root)))
+end
+print(("timer: %s"):format(TIMER == "spawn" and "posix_spawn + wait4 (bench/spawn_time.c), to the microsecond"
+  or "bash's time, to the millisecond, bash's fork included; peak memory from /usr/bin/time"))
+
+local function slurp(path)
+  local f = io.open(path)
+  local text = f and f:read "a" or ""
+  if f then f:close() end
+  return text
+end
+
 -- Runs a command once; returns wall seconds, peak RSS in MiB (or nil), exit
--- code and CPU seconds (user + system).  Times come from bash's `time`
--- (the child's rusage, to the millisecond; /usr/bin/time rounds CPU to
--- 10 ms, more than a whole cold verification); peak memory, asked for the
--- large bundles only, from /usr/bin/time.  CPU time is reported beside wall
+-- code and CPU seconds (user + system).  CPU time is reported beside wall
 -- time because the machine is shared: it moves less with the load.
--- cmd = { env = "NAME=value " or "", run = "program args" }.
+-- cmd = { env = "NAME=value " or "", run = "program args" } (shell words).
 local function measure(cmd, want_rss)
   local tfile, rfile = dir .. "/time.out", dir .. "/rss.out"
+  if TIMER == "spawn" then
+    local _, _, status = os.execute(("%s %s%s > %s"):format(b.quote(SPAWN_TIME), cmd.env, cmd.run, b.quote(tfile)))
+    local wall, cpu, kib, code = slurp(tfile):match "^([%d.]+) ([%d.]+) (%d+) (%d+)"
+    if not wall then error(("spawn_time failed (%s) on: %s"):format(tostring(status), cmd.run)) end
+    return tonumber(wall), want_rss and tonumber(kib) / 1024 or nil, tonumber(code), tonumber(cpu)
+  end
   local run = (want_rss and have_time) and ("%s -f %%M -o %s %s"):format(TIME, b.quote(rfile), cmd.run) or cmd.run
   local script = ("TIMEFORMAT='%%3R %%3U %%3S'; { time %s%s > /dev/null 2>&1 ; } 2> %s"):format(cmd.env, run,
     b.quote(tfile))
   local _, _, code = os.execute("bash -c " .. b.quote(script))
-  local function slurp(path)
-    local f = io.open(path)
-    local text = f and f:read "a" or ""
-    if f then f:close() end
-    return text
-  end
   local wall, user, sys = slurp(tfile):match "([%d.]+)%s+([%d.]+)%s+([%d.]+)%s*$"
   local kib = (want_rss and have_time) and slurp(rfile):match "(%d+)%s*$"
   return tonumber(wall), kib and tonumber(kib) / 1024, code, user and (tonumber(user) + tonumber(sys))
@@ -105,7 +127,7 @@ local function best(n, cmd, want_rss)
     rss = math.max(rss or 0, r or 0)
     code = c
   end
-  return t, (want_rss and have_time and rss or nil), code, cpu
+  return t, (want_rss and (have_time or TIMER == "spawn") and rss or nil), code, cpu
 end
 
 local function secs(x) return x and ("%.2fs"):format(x) or "n/a" end
