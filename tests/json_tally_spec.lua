@@ -129,6 +129,55 @@ describe("vkit.json.tally_lines", function()
     assert.equal(#lines, #r.combos) -- no two of the rows above are one combination
   end)
 
+  -- A row that repeats the last row's keys is read by matching each key's
+  -- lead (its ',', the key, its ':') against the last row's: every row
+  -- below follows a row of the base shape and differs from it at one place
+  -- a byte comparison could miss (white space, order, a key one byte
+  -- longer or shorter, a key more or fewer, another type of value), with
+  -- unnamed keys whose leads are 14 to 19 bytes long (a lead of up to 16
+  -- is compared in one sixteen-byte load).
+  it("reads a row that nearly repeats the last row's keys as the decoder does", function()
+    for n = 10, 15 do
+      local pad = ("k"):rep(n)
+      local base = ('{"suite":"s","%s":0,"member":"m","ok":true}'):format(pad)
+      local variants = {
+        base,
+        ('{"suite":"s", "%s":0,"member":"m","ok":true}'):format(pad),
+        ('{"suite":"s" ,"%s":0,"member":"m","ok":true}'):format(pad),
+        ('{ "suite":"s","%s":0,"member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s" :0,"member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":true }'):format(pad),
+        ('{"suite":"s","%sk":0,"member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":true}'):format(pad:sub(2)),
+        ('{"suite":"s","%s":0,"ok":true,"member":"m"}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m"}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":true,"z":1}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","okk":true}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","o":true}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":false}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":null}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":"true"}'):format(pad),
+        ('{"suite":"s","%s":0,"member":1,"ok":true}'):format(pad),
+        ('{"suite":"s","%s":0,"member":-1.5e2,"ok":true}'):format(pad),
+        ('{"suite":"s","%s":[0],"member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s":{"ok":false},"member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s":"0,\\"member\\":\\"x\\"","member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s":"0,","member":"m","ok":true}'):format(pad),
+        ('{"suite":"s","%s":0,"member":"m","ok":true}  '):format(pad),
+      }
+      local lines = {}
+      for _, v in ipairs(variants) do
+        lines[#lines + 1] = base
+        lines[#lines + 1] = v
+        lines[#lines + 1] = v
+      end
+      local p = dir .. "/rows.jsonl"
+      t.write(p, table.concat(lines, "\n") .. "\n")
+      local r = assert(tally(p))
+      agrees(r, lines, "key of " .. n .. " bytes")
+    end
+  end)
+
   it("checks the bytes against a pin, hashed while they are scanned", function()
     local p = dir .. "/rows.jsonl"
     local text = ('{"suite":"s","member":"m","ok":true}\n'):rep(1000)
