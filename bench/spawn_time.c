@@ -9,7 +9,9 @@
  * wall on CLOCK_MONOTONIC from just before the spawn to the wait's return,
  * CPU the child's user + system time and PEAK_KIB its largest resident set
  * (both from wait4's rusage, to the microsecond and the KiB), EXIT its exit
- * status or 128 + the signal that ended it.
+ * status or 128 + the signal that ended it.  The peak counts what the
+ * child's address space held before exec too, which for posix_spawn is
+ * this program's: bench/vac.lua links it statically against musl (0.3 MiB).
  *
  * Why not a shell's `time`: bash forks itself (~0.8 ms here, more than a
  * quarter of a cold `vkit vac verify`) and reports to the millisecond, so a
