@@ -151,6 +151,7 @@ typedef struct { const char *s; size_t len; } HeldKey;
 
 #define TALLY_FIELDS 16
 #define TALLY_KEYS 32
+#define SHAPE_KEY_TEXT 64 /* the longest key, as written, a tally remembers in its place */
 #define TALLY_DEPTH 256
 #define TALLY_COMBOS (1 << 16)
 #define TALLY_CHUNK ((size_t)2 << 20) /* a huge page */
@@ -185,19 +186,16 @@ typedef struct Tally {
   char *arena;
   size_t arena_len, arena_cap;
   lua_Integer rows, line; /* rows counted; the line being read (JSON Lines) */
-  /* The keys of the last row, in order, as they were written (quotes
-   * included, and the ':' when it follows at once) with the field each
-   * names: a row that repeats them is read by comparing bytes, its keys
-   * already known valid and distinct. */
+  /* The keys of the last row, in order, with the field each names: each
+   * key's lead as it was written - the ',' before it (but the first's),
+   * the key with its quotes, and the ':' when it follows at once.  A row
+   * that repeats them is read by comparing bytes, its keys already known
+   * valid and distinct: scan_object compares the key as written (the lead
+   * without its ','), scan_row_fast the whole lead. */
   struct Shape {
-    unsigned char text[64];
-    size_t len, klen;
+    unsigned char lead[1 + SHAPE_KEY_TEXT];
+    size_t lead_len, klen;
     int field, colon;
-    /* what scan_row_fast matches: the ',' before the key (but the
-     * first's), the key and its ':'; the bytes of it among sixteen */
-    unsigned char lead[80];
-    size_t lead_len;
-    unsigned lead_mask;
   } shape[TALLY_KEYS];
   size_t str_bytes;       /* the current row's named string values, in bytes */
   int shape_n;
@@ -1274,13 +1272,15 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
     int escaped, field = -1;
     if (nkeys == TALLY_KEYS) return give_up(t, "an object with many keys");
     int colon = 0; /* the ':' read with the key */
-    if (as_before && nkeys < t->shape_n && (size_t)(end - p) >= t->shape[nkeys].len &&
-        same_bytes(p, t->shape[nkeys].text, t->shape[nkeys].len)) {
+    const struct Shape *last = &t->shape[nkeys];
+    size_t comma = nkeys > 0; /* the lead's ',', not part of the key as written */
+    if (as_before && nkeys < t->shape_n && (size_t)(end - p) >= last->lead_len - comma &&
+        same_bytes(p, last->lead + comma, last->lead_len - comma)) {
       k = p + 1;
-      klen = t->shape[nkeys].klen;
-      field = t->shape[nkeys].field;
-      colon = t->shape[nkeys].colon;
-      p += t->shape[nkeys].len;
+      klen = last->klen;
+      field = last->field;
+      colon = last->colon;
+      p += last->lead_len - comma;
     } else {
       const unsigned char *open = p;
       if (!(p = scan_string(t, p, end, &k, &klen, &escaped))) return NULL;
@@ -1297,17 +1297,14 @@ static const unsigned char *scan_object(Tally *t, const unsigned char *p, const 
           }
         /* remember it in its place, if this row's keys so far are the last one's */
         size_t text_len = (size_t)(p - open) + (p < end && *p == ':');
-        if (as_before && text_len <= sizeof t->shape[0].text) {
-          memcpy(t->shape[nkeys].text, open, text_len);
-          t->shape[nkeys].len = text_len;
-          size_t comma = nkeys > 0;
-          t->shape[nkeys].lead[0] = ',';
-          memcpy(t->shape[nkeys].lead + comma, open, text_len);
-          t->shape[nkeys].lead_len = text_len + comma;
-          t->shape[nkeys].lead_mask = text_len + comma < 16 ? (1u << (text_len + comma)) - 1 : 0xFFFFu;
-          t->shape[nkeys].klen = klen;
-          t->shape[nkeys].field = field;
-          t->shape[nkeys].colon = text_len > (size_t)(p - open);
+        if (as_before && text_len <= SHAPE_KEY_TEXT) {
+          struct Shape *s = &t->shape[nkeys];
+          s->lead[0] = ',';
+          memcpy(s->lead + comma, open, text_len);
+          s->lead_len = comma + text_len;
+          s->klen = klen;
+          s->field = field;
+          s->colon = text_len > (size_t)(p - open);
           t->shape_n = nkeys + 1;
         } else {
           if (as_before) t->shape_n = nkeys;
@@ -1563,7 +1560,8 @@ static inline int lead_matches(const struct Shape *s, const unsigned char *p, co
   if (s->lead_len <= 16 && end - p >= 16) { /* one compare of sixteen bytes, those past the lead ignored */
     __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
     __m128i b = _mm_loadu_si128((const __m128i *)(const void *)s->lead);
-    return (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & s->lead_mask) == 0;
+    unsigned ours = (unsigned)((1u << s->lead_len) - 1); /* lead_len 16: 0xFFFF, as wanted */
+    return (~(unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) & ours) == 0;
   }
 #endif
   return (size_t)(end - p) >= s->lead_len && same_bytes(p, s->lead, s->lead_len);
