@@ -27,4 +27,15 @@ function M.have(program)
   return os.execute("command -v " .. program .. " >/dev/null 2>&1") == true
 end
 
+--- Builds bench/spawn_time.c, the timer of bench/vac.lua, into dir and
+-- returns its path: statically against musl where musl-gcc is present (a
+-- child's peak memory counts the timer's own address space before exec:
+-- 0.3 MiB so, 1.2 MiB linked dynamically against glibc), else with gcc.
+function M.spawn_timer(dir)
+  local exe = dir .. "/spawn_time"
+  local cc = M.have "musl-gcc" and "musl-gcc -static" or "gcc"
+  M.sh(("%s -O2 -o %s %s/bench/spawn_time.c"):format(cc, M.quote(exe), M.quote(vkit.root)))
+  return exe
+end
+
 return M

@@ -75,15 +75,7 @@ if TIMER ~= "spawn" and TIMER ~= "bash" then
   io.stderr:write("VAC_BENCH_TIMER=", TIMER, ": spawn or bash\n")
   os.exit(2)
 end
--- Linked statically against musl where the build's musl-gcc is present: a
--- child's peak memory (wait4's ru_maxrss) counts what its address space
--- held before exec, and posix_spawn's child begins in the timer's own, so
--- the timer is kept small (0.3 MiB, against 1.2 MiB dynamically linked).
-local SPAWN_TIME = dir .. "/spawn_time"
-if TIMER == "spawn" then
-  local cc = b.have "musl-gcc" and "musl-gcc -static" or "gcc"
-  b.sh(("%s -O2 -o %s %s/bench/spawn_time.c"):format(cc, b.quote(SPAWN_TIME), b.quote(vkit.root)))
-end
+local SPAWN_TIME = TIMER == "spawn" and b.spawn_timer(dir)
 print(("timer: %s"):format(TIMER == "spawn" and "posix_spawn + wait4 (bench/spawn_time.c), to the microsecond"
   or "bash's time, to the millisecond, bash's fork included; peak memory from /usr/bin/time"))
 
