@@ -19,6 +19,7 @@ local t = require "tests.support.run"
 local postgres = require "tests.support.postgres"
 local intents = require "tests.support.intents"
 local store_mod = require "vkit.store"
+local TERMINAL = require("vkit.store.common").TERMINAL
 
 if not postgres.available() then
   describe("the PostgreSQL store under faults and load", function()
@@ -157,12 +158,14 @@ describe("the PostgreSQL store under faults and load", function()
       local row = query("SELECT status, attempts FROM vkit.runs WHERE run_id = $1", { partition.run }).rows[1]
       return tonumber(row.attempts) == partition.attempt and row.status == "done"
     end
-    -- Resumes a partition once another worker has taken its run over (or
-    -- the run ended without one).
+    -- Resumes a partition once its run has moved on: another worker took
+    -- it over, or it ended without one (the cut-off attempt won, or the
+    -- lease expired on the last attempt allowed and a claim settled the
+    -- run failed, out of attempts, without a newer attempt).
     local function heal(partition)
       if partition and not partition.resumed then
-        local row = query("SELECT attempts FROM vkit.runs WHERE run_id = $1", { partition.run }).rows[1]
-        if tonumber(row.attempts) > partition.attempt or won(partition) then
+        local row = query("SELECT status, attempts FROM vkit.runs WHERE run_id = $1", { partition.run }).rows[1]
+        if tonumber(row.attempts) > partition.attempt or TERMINAL[row.status] then
           os.execute("kill -CONT " .. partition.pid)
           partition.resumed = true
         end
@@ -206,8 +209,16 @@ describe("the PostgreSQL store under faults and load", function()
       for _, d in ipairs(discarded_lines()) do if d.run == p.run and d.attempt == p.attempt then return true end end
       return won(p)
     end
-    assert.is_true(t.wait_for(function() return discarded(partition) and discarded(network) end, 180),
-      "both partitioned workers discarded their results (or had ended their runs before the cut)")
+    -- Where each stands, for a failure to say why.
+    local function state(p)
+      local row = query("SELECT status, attempts, error FROM vkit.runs WHERE run_id = $1", { p.run }).rows[1]
+      return ("%s attempt %d (pid %d, %s): run %s after %s attempt(s)%s, discarded %s"):format(p.run, p.attempt, p.pid,
+        p.resumed and "resumed" or "still stopped", row.status, row.attempts,
+        row.error and row.error ~= "" and (" (" .. row.error .. ")") or "", tostring(discarded(p)))
+    end
+    local both = t.wait_for(function() return discarded(partition) and discarded(network) end, 180)
+    assert.is_true(both, both and "" or ("both partitioned workers discarded their results (or had ended their runs "
+      .. "before the cut): paused %s; cut off %s"):format(state(partition), state(network)))
     -- A worker logs a completion just after its commit: wait until every
     -- live worker has said what it committed before stopping them.
     local function all_logged()
@@ -282,7 +293,13 @@ describe("the PostgreSQL store under faults and load", function()
     for _, d in ipairs(discarded) do
       local a = attempts[d.run][d.attempt]
       assert.equal("abandoned", a.status)
-      assert.is_true(tonumber(runs[d.run].attempts) > d.attempt, "a newer attempt ended the run")
+      -- A newer attempt took the run over, or none was left to.
+      if tonumber(runs[d.run].attempts) == d.attempt then
+        assert.equal("failed", runs[d.run].status)
+        assert.matches("no attempts remain", runs[d.run].error)
+      else
+        assert.is_true(tonumber(runs[d.run].attempts) > d.attempt, "a newer attempt ended the run")
+      end
     end
     assert.is_true(restarted)
     assert.equal(#kills_at, killed)
