@@ -21,7 +21,9 @@
  *
  * encode(v [, {indent = n}]) writes sorted-key JSON; canonical(v) writes
  * RFC 8785 (JCS) bytes: keys sorted by UTF-16 code units, ECMAScript number
- * formatting, minimal escapes; digest(v) is SHA-256 of canonical(v).
+ * formatting, minimal escapes; digest(v) is SHA-256 of canonical(v);
+ * exact_key(v) is bytes that tell apart exactly the values that differ in
+ * type or value (1, 1.0, true; 0.0, -0.0), for comparing, never shown.
  * Tables without a JSON metatable are arrays when their keys are exactly
  * 1..n and objects when every key is a string; an unmarked empty table is
  * refused because [] and {} hash differently (mark it with array()/object()).
@@ -2573,6 +2575,132 @@ static int json_digest(lua_State *L) {
 }
 
 /* ======================================================================
+ * Exact keys
+ * ====================================================================== */
+
+/* exact_key(v): bytes that tell apart exactly the decoded JSON values that
+ * differ in type or value: 1 from 1.0 and from true, 0.0 from -0.0 (a
+ * number is its tag and its eight little-endian bytes, never formatted),
+ * an object's members in bytewise key order, every string and key
+ * length-prefixed, so no two values share a key.  For comparing, never
+ * shown.  Tags: i f s t F n [ ] { } and k before each key.  A table is
+ * an array or object as kind() says; anything kind() names no JSON value
+ * (and null) is "n". */
+static void tagged_bytes(lua_State *L, Out *o, char tag, const char *s, size_t len) {
+  if (len > 0xFFFFFFFFu) luaL_error(L, "a string of %I bytes has no exact key", (LUAI_UACINT)len);
+  unsigned char head[5] = {(unsigned char)tag, (unsigned char)len, (unsigned char)(len >> 8),
+                           (unsigned char)(len >> 16), (unsigned char)(len >> 24)};
+  out_add(L, o, (const char *)head, 5);
+  out_add(L, o, s, len);
+}
+
+static void tagged_word(lua_State *L, Out *o, char tag, uint64_t w) {
+  unsigned char b[9] = {(unsigned char)tag};
+  for (int i = 0; i < 8; i++) b[1 + i] = (unsigned char)(w >> (8 * i));
+  out_add(L, o, (const char *)b, 9);
+}
+
+/* KIND_ARRAY, KIND_OBJECT or -1 for the table at idx, as json_kind. */
+static int marked_kind(lua_State *L, int idx) {
+  if (lua_getmetatable(L, idx)) {
+    int kind = lua_rawequal(L, -1, ARRAY_MT_UV) ? KIND_ARRAY : lua_rawequal(L, -1, OBJECT_MT_UV) ? KIND_OBJECT : -1;
+    lua_pop(L, 1);
+    if (kind >= 0) return kind;
+  }
+  lua_Integer n = (lua_Integer)lua_rawlen(L, idx), count = 0;
+  int strings = 1;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    count++;
+    if (lua_type(L, -2) != LUA_TSTRING) strings = 0;
+    lua_pop(L, 1);
+  }
+  if (count == 0) return -1;
+  if (count == n) return KIND_ARRAY;
+  return strings ? KIND_OBJECT : -1;
+}
+
+static void exact_key(lua_State *L, Out *o, int idx, int depth) {
+  switch (lua_type(L, idx)) {
+    case LUA_TBOOLEAN: out_add(L, o, lua_toboolean(L, idx) ? "t" : "F", 1); return;
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, idx)) {
+        tagged_word(L, o, 'i', (uint64_t)lua_tointeger(L, idx));
+      } else {
+        double d = lua_tonumber(L, idx);
+        uint64_t w;
+        memcpy(&w, &d, sizeof w);
+        tagged_word(L, o, 'f', w);
+      }
+      return;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *s = lua_tolstring(L, idx, &len);
+      tagged_bytes(L, o, 's', s, len);
+      return;
+    }
+    case LUA_TTABLE: break;
+    default: OUT_LIT(L, o, "n"); return;
+  }
+  int kind = marked_kind(L, idx);
+  if (kind < 0) {
+    OUT_LIT(L, o, "n");
+    return;
+  }
+  if (depth >= 1000) luaL_error(L, "value nested too deeply (or a cycle) for an exact key");
+  luaL_checkstack(L, 4, "exact key");
+  if (kind == KIND_ARRAY) {
+    OUT_LIT(L, o, "[");
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, idx, i);
+      exact_key(L, o, lua_gettop(L), depth + 1);
+      lua_pop(L, 1);
+    }
+    OUT_LIT(L, o, "]");
+    return;
+  }
+  lua_Integer n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) != LUA_TSTRING) luaL_error(L, "an object has a key that is not a string");
+    n++;
+  }
+  /* Keys live in a userdata so an error frees nothing by hand. */
+  Key *keys = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(Key), 0);
+  lua_Integer k = 0;
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    keys[k].s = lua_tolstring(L, -1, &keys[k].len); /* anchored by the table */
+    k++;
+  }
+  qsort(keys, (size_t)n, sizeof(Key), cmp_bytes);
+  OUT_LIT(L, o, "{");
+  for (lua_Integer i = 0; i < n; i++) {
+    tagged_bytes(L, o, 'k', keys[i].s, keys[i].len);
+    lua_pushlstring(L, keys[i].s, keys[i].len);
+    lua_rawget(L, idx);
+    exact_key(L, o, lua_gettop(L), depth + 1);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  OUT_LIT(L, o, "}");
+}
+
+static int json_exact_key(lua_State *L) {
+  luaL_checkany(L, 1);
+  lua_settop(L, 1);
+  Out *o = lua_newuserdatauv(L, sizeof *o, 0);
+  memset(o, 0, sizeof *o);
+  luaL_setmetatable(L, OUT);
+  exact_key(L, o, 1, 0);
+  lua_pushlstring(L, o->data ? o->data : "", o->len);
+  return 1;
+}
+
+/* ======================================================================
  * Markers and kinds
  * ====================================================================== */
 
@@ -2640,6 +2768,7 @@ static const luaL_Reg json_funcs[] = {
   {"read", json_read},
   {"encode", json_encode},
   {"canonical", json_canonical},
+  {"exact_key", json_exact_key},
   {"digest", json_digest},
   {"lines", json_lines},
   {"tally_lines", json_tally_lines},

@@ -23,6 +23,50 @@ describe("vkit.vac.number", function()
     end)
   end
 
+  -- round(x, 0..22) takes an exact product (Dekker) instead of printing
+  -- "%.Nf" and reading it back: held to that printf path, which rounds the
+  -- exact binary value half to even, over seeded doubles of every kind,
+  -- decimal ties and the doubles either side of them, and binary ties.
+  it("rounds to 0..22 places as printf's exact rounding does, ties and their neighbours included", function()
+    local function printf_round(x, places)
+      return tonumber(string.format("%." .. places .. "f", x) .. (places == 0 and ".0" or ""))
+    end
+    local function bits(x) return string.unpack("<i8", string.pack("<d", x)) end
+    local function from_bits(b) return string.unpack("<d", string.pack("<i8", b)) end
+    local checked = 0
+    local function check(x, p)
+      if x ~= x or x == math.huge or x == -math.huge then return end
+      local got, want = number.round(x, p), printf_round(x, p)
+      checked = checked + 1
+      if got ~= want or (got == 0 and 1 / got ~= 1 / want) then
+        error(("round(%.17g, %d): %.17g, printf %.17g"):format(x, p, got, want))
+      end
+    end
+    math.randomseed(22)
+    for _ = 1, 20000 do
+      local p = math.random(0, 22)
+      check(from_bits(math.random(math.mininteger, math.maxinteger)), p)
+      check(math.random() * 10 ^ math.random(-25, 20), p)
+      local x = math.random(0, 10 ^ math.random(1, 15)) / 10 ^ math.random(0, 16)
+      check(x, p)
+      check(-x, p)
+      local tie = (math.random(0, 1 << 40) + 0.5) / 10 ^ p
+      check(tie, p)
+      check(-tie, p)
+      check(from_bits(bits(tie) + 1), p)
+      check(from_bits(bits(tie) - 1), p)
+      check(math.random(0, 1 << 30) / 2 ^ math.random(0, 30), math.random(0, 22))
+    end
+    for p = 0, 22 do
+      for _, x in ipairs { 0.5, 1.5, 2.5, 0.125, 0.375, 2.675, 1e22, 4503599627370495.5, 2 ^ 52, 2 ^ 52 / 10 ^ p,
+        0.25, 0.2499999999999999, 0.75, 5e-324, -0.0, 0.0 } do
+        check(x, p)
+        check(-x, p)
+      end
+    end
+    assert.is_true(checked > 150000)
+  end)
+
   it("keeps integers integers, rounding negative places half to even", function()
     assert.equal(7, number.round(7, 4))
     assert.equal(math.type(7), math.type(number.round(7, 4)))
@@ -376,6 +420,82 @@ describe("vkit.vac.value.key (Python's equality classes as table keys)", functio
       assert.is_nil(seen[key], ("value %d keys like value %s"):format(i, tostring(seen[key])))
       seen[key] = i
     end
+  end)
+
+  -- value.canonical is vkit.json.exact_key, in C: held byte for byte to
+  -- the Lua walk it replaced (the model here) over seeded random values,
+  -- decoded and built, with the numbers and keys where a key could slip.
+  it("writes exactly the bytes of the Lua walk it replaced, over seeded random values", function()
+    local json = vkit.json
+    local pack, SCALAR = string.pack, { [true] = "t", [false] = "F" }
+    local function model(v, out)
+      local k = json.kind(v)
+      if k == "object" then
+        local keys = {}
+        for key in pairs(v) do keys[#keys + 1] = key end
+        table.sort(keys)
+        out[#out + 1] = "{"
+        for _, key in ipairs(keys) do
+          out[#out + 1] = pack("<Bs4", 0x6B, key)
+          model(v[key], out)
+        end
+        out[#out + 1] = "}"
+      elseif k == "array" then
+        out[#out + 1] = "["
+        for i = 1, #v do model(v[i], out) end
+        out[#out + 1] = "]"
+      elseif k == "string" then
+        out[#out + 1] = pack("<Bs4", 0x73, v)
+      elseif k == "number" then
+        out[#out + 1] = pack("<Bd", 0x66, v)
+      elseif k == "integer" then
+        out[#out + 1] = pack("<Bj", 0x69, v)
+      else
+        out[#out + 1] = SCALAR[v] or "n"
+      end
+    end
+    local function want(v)
+      local out = {}
+      model(v, out)
+      return table.concat(out)
+    end
+    math.randomseed(2026)
+    local numbers = { 0, 0.0, -0.0, 1, 1.0, -1, 2 ^ 53, math.maxinteger, math.mininteger, 1e300, -1e-300, 5e-324, 0.1 }
+    local keys = { "", "a", "A", "a\0", "a\0b", "\0", "é", "\255", "k", "}", "aa", ("x"):rep(300) }
+    local function random_value(depth)
+      local r = math.random(depth > 3 and 6 or 9)
+      if r == 1 then return numbers[math.random(#numbers)] end
+      if r == 2 then return math.random(-1000, 1000) end
+      if r == 3 then return string.unpack("<d", string.pack("<i8", math.random(math.mininteger, math.maxinteger)))
+      end
+      if r == 4 then return keys[math.random(#keys)] .. string.char(math.random(0, 255)):rep(math.random(0, 2)) end
+      if r == 5 then return ({ true, false, json.null })[math.random(3)] end
+      if r == 6 then return keys[math.random(#keys)] end
+      if r == 7 then
+        local a = {}
+        for i = 1, math.random(0, 4) do a[i] = random_value(depth + 1) end
+        return math.random(3) == 1 and (#a > 0 and a or { 1 }) or json.array(a) -- unmarked too
+      end
+      local o = {}
+      for _ = 1, math.random(0, 5) do o[keys[math.random(#keys)] .. math.random(0, 2)] = random_value(depth + 1) end
+      return math.random(3) == 1 and (next(o) and o or { x = 1 }) or json.object(o)
+    end
+    for _ = 1, 3000 do
+      local v = random_value(0)
+      assert.equal(want(v), value.canonical(v))
+      local ok, text = pcall(json.encode, v) -- not when it holds broken UTF-8, NaN or an infinity
+      if ok then
+        local decoded = json.decode(text)
+        assert.equal(want(decoded), value.canonical(decoded))
+      end
+    end
+    -- what kind() names no JSON value is "n", as the walk wrote it
+    for _, v in ipairs { {}, { 1, x = 1 }, print, json.null, nil } do assert.equal(want(v), value.canonical(v)) end
+    assert.equal(want(math.huge), value.canonical(math.huge))
+    -- nesting beyond the decoder's is refused, not a C stack overflow
+    local deep = json.array {}
+    for _ = 1, 2000 do deep = json.array { deep } end
+    assert.error_matches(function() value.canonical(deep) end, "nested too deeply")
   end)
 
   it("keeps a label that is a list apart from a string spelling its text (severity.unknown)", function()

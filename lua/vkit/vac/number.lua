@@ -49,6 +49,43 @@ local function round_fine(a, p)
   return 0.0
 end
 
+-- 10^0 .. 10^22, each exact (10^22 is the largest power of ten a double
+-- holds exactly), built by multiplication: every product is exact.
+local POW10 = { [0] = 1.0 }
+for k = 1, 22 do POW10[k] = POW10[k - 1] * 10.0 end
+
+-- a * b as p + e exactly (Dekker's product, Veltkamp's split into 26-bit
+-- halves), for a, b >= 0 whose product is far from overflow and underflow.
+local SPLIT = 134217729.0 -- 2^27 + 1
+local function two_product(a, b)
+  local p = a * b
+  local t = SPLIT * a
+  local ah = t - (t - a)
+  local al = a - ah
+  t = SPLIT * b
+  local bh = t - (t - b)
+  local bl = b - bh
+  return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+end
+
+-- a >= 0 rounded to `places` (0..22) fractional digits, half to even on
+-- a's exact value, as the nearest double; nil when a * 10^places is 2^52
+-- or more (then "%.Nf" decides).  The exact product is p + e; below 2^52
+-- its fractional part p - floor(p), and that minus 0.5, are exact
+-- (Sterbenz), and a nonzero difference outweighs e (at most half an ulp of
+-- p), so only an exact-looking tie asks e.  The integer r is exact, and
+-- r / 10^places, both exact, is correctly rounded by the division.
+local function round_fast(a, places)
+  local scale = POW10[places]
+  local p, e = two_product(a, scale)
+  if p >= 4503599627370496.0 then return nil end -- 2^52
+  if p < 0.25 then return 0.0 end -- the exact product is below 0.5
+  local r = p // 1
+  local d = (p - r) - 0.5
+  if d > 0 or (d == 0 and (e > 0 or (e == 0 and r % 2 == 1))) then r = r + 1 end
+  return r / scale
+end
+
 --- Python's round(x, places) for an integer or float x and integer places.
 function M.round(x, places)
   if math.type(x) == "integer" then
@@ -62,6 +99,11 @@ function M.round(x, places)
   if not finite(x) then return x end
   if places > 323 then return x end
   if places < -308 then return 0.0 * x end
+  if places >= 0 and places <= 22 then
+    local sign = (x < 0 or (x == 0 and 1 / x < 0)) and -1.0 or 1.0
+    local r = round_fast(sign * x, places)
+    if r then return sign * r end
+  end
   if places >= 0 and places <= 99 then
     -- "%.0f" prints no point, and "-0" would read back as the integer 0
     return tonumber(string.format("%." .. places .. "f", x) .. (places == 0 and ".0" or ""))

@@ -98,42 +98,9 @@ end
 --  tells apart exactly what Python's json.dumps(sort_keys=True) tells
 --  apart: 1 from 1.0 and from true, 0.0 from -0.0, and nothing equal.
 --  Every token is tagged and every string length-prefixed, so no two
---  values share a key; numbers are their bytes, not formatted text.
-local pack = string.pack
-local SCALAR = { [true] = "t", [false] = "F" }
-
-local function canon(v, out)
-  local k = kind(v)
-  if k == "object" then
-    local keys = {}
-    for key in pairs(v) do keys[#keys + 1] = key end
-    table.sort(keys)
-    out[#out + 1] = "{"
-    for _, key in ipairs(keys) do
-      out[#out + 1] = pack("<Bs4", 0x6B, key) -- "k": never taken for the "}" that ends it
-      canon(v[key], out)
-    end
-    out[#out + 1] = "}"
-  elseif k == "array" then
-    out[#out + 1] = "["
-    for i = 1, #v do canon(v[i], out) end
-    out[#out + 1] = "]"
-  elseif k == "string" then
-    out[#out + 1] = pack("<Bs4", 0x73, v) -- "s"
-  elseif k == "number" then
-    out[#out + 1] = pack("<Bd", 0x66, v) -- "f"
-  elseif k == "integer" then
-    out[#out + 1] = pack("<Bj", 0x69, v) -- "i"
-  else
-    out[#out + 1] = SCALAR[v] or "n"
-  end
-end
-
-function M.canonical(v)
-  local out = {}
-  canon(v, out)
-  return table.concat(out)
-end
+--  values share a key; numbers are their bytes, not formatted text
+--  (vkit.json's exact_key, in C: the rows of a bundle are keyed one by one).
+M.canonical = json.exact_key
 
 --- Short, Python-like rendering of a value for failure details.
 function M.show(v)
