@@ -103,6 +103,25 @@ describe("vkit (the binary)", function()
       assert.equal("", r.stdout)
     end)
 
+    -- load_command opens a command's file once (require) and looks it up
+    -- again only when require fails: a file that is there but cannot load
+    -- says why, never "unknown subcommand".
+    it("tells a command that cannot load from an unknown one", function()
+      local cli = require "vkit.cli"
+      local path = package.path
+      finally(function()
+        package.path = path
+        package.loaded["vkit.commands.broken_for_spec"] = nil
+      end)
+      assert(vkit.fs.mkdirs(dir .. "/vkit/commands"))
+      t.write(dir .. "/vkit/commands/broken_for_spec.lua", 'error("the module itself fails")\n')
+      package.path = dir .. "/?.lua;" .. path
+      assert.error_matches(function() cli.load_command "broken_for_spec" end, "the module itself fails")
+      assert.is_nil(cli.load_command "no_such_command_for_spec")
+      assert.is_nil(cli.load_command "../vkit/cli")
+      assert.equal(require "vkit.commands.vac", cli.load_command "vac")
+    end)
+
     it("takes a number option only as a plain decimal", function()
       local args = require "vkit.args"
       local spec = { options = { wait = "number" } }

@@ -94,8 +94,13 @@ end
 
 function M.load_command(name)
   if not name:match "^[%w_]+$" then return nil end
-  if not package.searchpath("vkit.commands." .. name, package.path) then return nil end
-  return require("vkit.commands." .. name)
+  local module = "vkit.commands." .. name
+  -- require opens the file once; searchpath (a second open) is asked only
+  -- when it fails, to tell an unknown command from one that cannot load
+  local ok, command = pcall(require, module)
+  if ok then return command end
+  if not package.searchpath(module, package.path) then return nil end
+  error(command, 0)
 end
 
 function M.help()

@@ -96,7 +96,12 @@ function M.squeeze(s)
       if s:find(WIDE_SPACE_LEAD[i], 1, true) then s = s:gsub(pat, " ") end
     end
   end
-  return (s:gsub("[ \t\n\v\f\r]+", " "):match "^ ?(.-) ?$")
+  s = s:gsub("[ \t\n\v\f\r]+", " ")
+  -- the one space a run left at either end (a pattern with "(.-) ?$" would
+  -- try the end at every character)
+  if s:byte(1) == 32 then s = s:sub(2) end
+  if s:byte(-1) == 32 then s = s:sub(1, -2) end
+  return s
 end
 
 --- Python's `re.sub(r"<[^>]+>", "", s)`: a tag needs at least one
