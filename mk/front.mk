@@ -50,7 +50,7 @@ FRONT_LIBS = $(shell $(CC) -print-file-name=libz.a) -L$(MUSL_LIB) -lc $(shell $(
 
 # Every object under $(FRONT) is compiled by musl-gcc (tree-sitter's too:
 # mk/treesitter.mk's rules for $(FRONT); mk/vacperf.mk's luabc.o).
-$(FRONT)/%.o: CC := $(FRONT_CC)
+$(FRONT)/%.o: private CC := $(FRONT_CC)
 
 $(FRONT)/dl/%: | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -92,14 +92,19 @@ $(FRONT_INC)/.made: | $(DEPS_STAMP)
 	  $(MULTIARCH) > $(@D)/lua5.4-deb-multiarch.h
 	@touch $@
 
+# A compile with the profile in $(FRONT_PGO) when an object has one
+# (mk/vacperf_pgo.mk); a file gcc cannot compile with it is compiled
+# without, said on stderr.
+front_compile = $(if $(FRONT_PGO),$(1) $(FRONT_PGO) || { echo "warning: $@ compiled without its profile" >&2; $(1); },$(1))
+
 $(LUA_FRONT_OBJECTS): $(FRONT)/lua/%.o: $(LUA_SRC)/.verified | $(FRONT_INC)/.made $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(FRONT_CC) -O2 -std=gnu99 -Wall -Wextra -DLUA_COMPAT_5_3 -DLUA_USE_LINUX -isystem $(FRONT_INC) \
-	  -c $(LUA_SRC)/src/$*.c -o $@
+	$(call front_compile,$(FRONT_CC) -O2 -std=gnu99 -Wall -Wextra -DLUA_COMPAT_5_3 -DLUA_USE_LINUX \
+	  -isystem $(FRONT_INC) -c $(LUA_SRC)/src/$*.c -o $@)
 
 $(FRONT)/%.o: csrc/%.c csrc/*.h $(BUILD)/modules.inc $(LUA_SRC)/.verified | $(FRONT_INC)/.made $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(FRONT_CC) $(FRONT_CFLAGS) -c $< -o $@
+	$(call front_compile,$(FRONT_CC) $(FRONT_CFLAGS) -c $< -o $@)
 
 $(FRONT)/front_string.o $(FRONT)/front_malloc.o: CFLAGS += -DVKIT_FRONT
 $(FRONT)/main.o: CFLAGS += -DVKIT_FRONT -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/lib"'
