@@ -1,8 +1,8 @@
 # The front (./vkit) compiled with profile feedback: gcc lays out Lua's VM,
 # its tables, strings and loader, and vkit's JSON reader and allocator by
 # how a verification runs them (hot paths straight, cold code out of the
-# way).  A cold `vkit vac verify` of the conformance corpus takes ~6% less
-# time (docs/vac-performance.md); the code is the same, only its layout and
+# way).  A cold `vkit vac verify` runs 4-8% fewer instructions
+# (docs/vac-performance.md); the code is the same, only its layout and
 # inlining differ, and the whole suite runs on the result.
 #
 # 1. A training executable: the front's code with Lua's core, json.c and
