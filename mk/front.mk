@@ -43,7 +43,7 @@ LUA_FRONT_OBJECTS := $(LUA_MODULES:%=$(FRONT)/lua/%.o)
 
 FRONT_OBJECTS = $(CORE_SOURCES:csrc/%.c=$(FRONT)/%.o) $(FRONT_EXTRA_OBJECTS) $(LUA_FRONT_OBJECTS)
 FRONT_CFLAGS = $(CFLAGS) -isystem $(FRONT_INC) -I$(LUA_SRC)/src
-FRONT_LINK = $(CC) $(LDFLAGS) -static-pie -nostdlib $(MUSL_LIB)/rcrt1.o $(MUSL_LIB)/crti.o \
+FRONT_LINK = $(CC) $(LDFLAGS) $(FRONT_LTO) -static-pie -nostdlib $(MUSL_LIB)/rcrt1.o $(MUSL_LIB)/crti.o \
   $(shell $(CC) -print-file-name=crtbeginS.o)
 FRONT_LIBS = $(shell $(CC) -print-file-name=libz.a) -L$(MUSL_LIB) -lc $(shell $(CC) -print-libgcc-file-name) \
   $(shell $(CC) -print-file-name=crtendS.o) $(MUSL_LIB)/crtn.o
