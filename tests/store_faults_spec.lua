@@ -77,7 +77,7 @@ describe("the PostgreSQL store under faults and load", function()
     local proxied_url = ("postgresql://127.0.0.1:%s/%s?user=vkit_worker&passfile=%s"):format(t.slurp(port_file),
       db.name, server.passfile)
 
-    local workers, logs, next_log = {}, {}, 0
+    local workers, logs, next_log, log_of = {}, {}, 0, {}
     local function start_worker(url)
       next_log = next_log + 1
       local log = ("%s/worker-%d.log"):format(dir, next_log)
@@ -87,6 +87,7 @@ describe("the PostgreSQL store under faults and load", function()
                  "--concurrency", "1" },
         env = { "PATH=/usr/bin:/bin", "LC_ALL=C", "HOME=" .. dir, "VKIT_CACHE=" .. dir .. "/cache" } })
       if not url then workers[#workers + 1] = pid end
+      log_of[pid] = log
       return pid
     end
     for _ = 1, WORKERS - 1 do start_worker() end
@@ -210,15 +211,16 @@ describe("the PostgreSQL store under faults and load", function()
       return won(p)
     end
     -- Where each stands, for a failure to say why.
-    local function state(p)
+    local function state(p, worker)
       local row = query("SELECT status, attempts, error FROM vkit.runs WHERE run_id = $1", { p.run }).rows[1]
-      return ("%s attempt %d (pid %d, %s): run %s after %s attempt(s)%s, discarded %s"):format(p.run, p.attempt, p.pid,
-        p.resumed and "resumed" or "still stopped", row.status, row.attempts,
-        row.error and row.error ~= "" and (" (" .. row.error .. ")") or "", tostring(discarded(p)))
+      local log = log_of[worker] and t.slurp(log_of[worker]) or ""
+      return ("%s attempt %d (pid %d, %s): run %s after %s attempt(s)%s, discarded %s; its worker's log ends:\n%s\n")
+        :format(p.run, p.attempt, p.pid, p.resumed and "resumed" or "still stopped", row.status, row.attempts,
+          row.error and row.error ~= "" and (" (" .. row.error .. ")") or "", tostring(discarded(p)), log:sub(-2000))
     end
     local both = t.wait_for(function() return discarded(partition) and discarded(network) end, 180)
     assert.is_true(both, both and "" or ("both partitioned workers discarded their results (or had ended their runs "
-      .. "before the cut): paused %s; cut off %s"):format(state(partition), state(network)))
+      .. "before the cut): paused %s; cut off %s"):format(state(partition, partition.pid), state(network, proxied)))
     -- A worker logs a completion just after its commit: wait until every
     -- live worker has said what it committed before stopping them.
     local function all_logged()
