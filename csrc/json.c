@@ -2600,7 +2600,8 @@ static void tagged_word(lua_State *L, Out *o, char tag, uint64_t w) {
   out_add(L, o, (const char *)b, 9);
 }
 
-/* KIND_ARRAY, KIND_OBJECT or -1 for the table at idx, as json_kind. */
+/* KIND_ARRAY, KIND_OBJECT or -1 (empty and unmarked, or mixed keys) for
+ * the table at idx: what kind() answers and exact_key writes. */
 static int marked_kind(lua_State *L, int idx) {
   if (lua_getmetatable(L, idx)) {
     int kind = lua_rawequal(L, -1, ARRAY_MT_UV) ? KIND_ARRAY : lua_rawequal(L, -1, OBJECT_MT_UV) ? KIND_OBJECT : -1;
@@ -2734,24 +2735,12 @@ static int json_kind(lua_State *L) {
       if (lua_touserdata(L, 1) == &null_sentinel) { lua_pushliteral(L, "null"); return 1; }
       break;
     case LUA_TTABLE:
-      if (lua_getmetatable(L, 1)) {
-        if (lua_rawequal(L, -1, ARRAY_MT_UV)) { lua_pushliteral(L, "array"); return 1; }
-        if (lua_rawequal(L, -1, OBJECT_MT_UV)) { lua_pushliteral(L, "object"); return 1; }
-        lua_settop(L, 1);
+      lua_settop(L, 1);
+      switch (marked_kind(L, 1)) {
+        case KIND_ARRAY: lua_pushliteral(L, "array"); return 1;
+        case KIND_OBJECT: lua_pushliteral(L, "object"); return 1;
+        default: break;
       }
-      lua_pushnil(L);
-      if (!lua_next(L, 1)) break;
-      lua_pop(L, 2);
-      lua_Integer n = (lua_Integer)lua_rawlen(L, 1), count = 0;
-      int strings = 1;
-      lua_pushnil(L);
-      while (lua_next(L, 1)) {
-        count++;
-        if (lua_type(L, -2) != LUA_TSTRING) strings = 0;
-        lua_pop(L, 1);
-      }
-      if (count == n) { lua_pushliteral(L, "array"); return 1; }
-      if (strings) { lua_pushliteral(L, "object"); return 1; }
       break;
     default: break;
   }
