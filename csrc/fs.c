@@ -7,7 +7,8 @@
  *   write_atomic(path, bytes [, mode])           -> true
  *   copy_file(src, dst [, mode])                 -> true  (regular files only)
  *   mkdirs(path [, mode]), mkdtemp(prefix), list(dir), remove_tree(root)
- *   realpath(path), cwd(), chmod(path, mode), symlink(target, path),
+ *   realpath(path), cwd(), chmod(path, mode), chown(path, uid, gid) (never
+ *   following a link), symlink(target, path),
  *   mkfifo(path), lock(path [, {wait = true}]) -> lock handle
  *   opendir(path) -> directory handle (fs_dir.c)
  *
@@ -432,6 +433,17 @@ static int fs_chmod(lua_State *L) {
   return 1;
 }
 
+/* chown(path, uid, gid): lchown, so a link is changed, never followed. */
+static int fs_chown(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  lua_Integer uid = luaL_checkinteger(L, 2), gid = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, uid >= 0 && uid <= 0xfffffffe, 2, "not a uid");
+  luaL_argcheck(L, gid >= 0 && gid <= 0xfffffffe, 3, "not a gid");
+  if (lchown(path, (uid_t)uid, (gid_t)gid) != 0) return vkit_fail_errno(L, errno, path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static int fs_symlink(lua_State *L) {
   const char *target = luaL_checkstring(L, 1), *path = luaL_checkstring(L, 2);
   if (symlink(target, path) != 0) return vkit_fail_errno(L, errno, path);
@@ -495,6 +507,7 @@ static const luaL_Reg fs_funcs[] = {
   {"write_atomic", fs_write_atomic}, {"copy_file", fs_copy_file}, {"mkdirs", fs_mkdirs},
   {"mkdtemp", fs_mkdtemp},     {"list", fs_list},       {"remove_tree", fs_remove_tree},
   {"realpath", fs_realpath},   {"cwd", fs_cwd},         {"chmod", fs_chmod},
+  {"chown", fs_chown},
   {"symlink", fs_symlink},     {"mkfifo", fs_mkfifo},   {"lock", fs_lock},
   {"opendir", vkit_fs_opendir}, {NULL, NULL}};
 

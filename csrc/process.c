@@ -7,6 +7,8 @@
  *   open_executable(path)  -> exe | nil, message, code
  *   canceller()            -> token
  *   landlock_abi()         -> N (0 when the kernel has no Landlock)
+ *   isolation_available()  -> true | false, reason
+ *   file_identity(path)    -> "dev:ino:size:mtime:ctime" | nil, message, code
  *   cgroup_available()     -> true | false, reason
  *   reap_stale_cgroups(kill_wait_ms) -> {{path, owner_pid, killed,
  *                             surviving, removed, error}, ...}: the cgroups
@@ -20,9 +22,18 @@
  *   stdin       bytes (nil: the child reads end-of-file at once)
  *   deadline_ms, grace_ms, output_cap, kill_wait_ms, reap_interval_ms
  *   cgroup      "off" | "auto" | "required"
- *   pins        {exe_sha256 = hex, files = {{path =, sha256 =}, ...}}
+ *   pins        {exe_sha256 = hex, files = {{path =, sha256 =}, ...},
+ *                identities = {{path =, identity =}, ...}}
  *   rlimits     {cpu_seconds, address_space_bytes, file_size_bytes, open_files}
- *   sandbox     {read = {dirs}, write = {dirs}, optional = bool}
+ *   sandbox     {read = {dirs}, write = {dirs}, optional = bool}; with
+ *               isolate, the paths are in the run's own root
+ *   isolate     {mounts = {{type = "bind", source =, target =, writable =,
+ *               executable =, devices =} | {type = "tmpfs", target =,
+ *               size_bytes =, mode =} | {type = "proc", target =} |
+ *               {type = "symlink", target =, link =}, ...}, uid =, gid =,
+ *               hostname =, exe = path in that root}: namespaces and a
+ *               root of its own
+ *               (process_isolate.c); cwd is then a path in that root
  *   cancel      a token from canceller()
  *
  * handle:wait([timeout_ms]) -> result, or nil while still running after
@@ -200,9 +211,13 @@ static int e_close(lua_State *L) {
 
 static const char *const spec_keys[] = {"argv", "exe", "env", "cwd", "stdin", "deadline_ms", "grace_ms",
                                         "output_cap", "kill_wait_ms", "reap_interval_ms", "cgroup", "pins",
-                                        "rlimits", "sandbox", "cancel", NULL};
-static const char *const pins_keys[] = {"exe_sha256", "files", NULL};
+                                        "rlimits", "sandbox", "isolate", "cancel", NULL};
+static const char *const pins_keys[] = {"exe_sha256", "files", "identities", NULL};
 static const char *const file_keys[] = {"path", "sha256", NULL};
+static const char *const identity_keys[] = {"path", "identity", NULL};
+static const char *const isolate_keys[] = {"mounts", "uid", "gid", "hostname", "exe", NULL};
+static const char *const mount_keys[] = {"type", "source", "target", "writable", "executable", "devices",
+                                         "size_bytes", "mode", "link", NULL};
 static const char *const sandbox_keys[] = {"read", "write", "optional", NULL};
 static const char *const rlimit_keys[] = {"cpu_seconds", "address_space_bytes", "file_size_bytes", "open_files",
                                           NULL};
@@ -342,6 +357,7 @@ static void push_common(lua_State *L, const char *status) {
   set_int(L, "descendants_killed", 0);
   set_int(L, "descendants_surviving", 0);
   set_str(L, "sandbox", "none");
+  set_str(L, "isolation", "none");
   set_str(L, "containment", "none");
 }
 
@@ -382,6 +398,14 @@ static void push_result(lua_State *L, const Run *r) {
   set_int(L, "descendants_surviving", r->descendants_surviving);
   set_str(L, "exe_sha256", r->exe_sha256);
   set_str(L, "sandbox", r->sandbox);
+  if (r->isolated) {
+    lua_createtable(L, 0, 4);
+    set_str(L, "namespaces", r->iso_user_ns ? "mount pid network ipc uts user" : "mount pid network ipc uts");
+    set_str(L, "root", "private");
+    set_int(L, "uid", r->iso_uid);
+    set_int(L, "gid", r->iso_gid);
+    lua_setfield(L, -2, "isolation");
+  }
   set_int(L, "pid", r->pid);
 }
 
@@ -667,6 +691,108 @@ static void parse_pins(lua_State *L, int spec, LaunchSpec *s) {
     s->file_sha256 = hashes;
     s->nfiles = n;
   }
+  if (opt_table(L, t, "identities", "spec.pins.identities")) {
+    int f = lua_gettop(L);
+    size_t n = check_array(L, f, "spec.pins.identities");
+    const char **paths = lua_newuserdatauv(L, (n + 1) * sizeof *paths, 0);
+    const char **ids = lua_newuserdatauv(L, (n + 1) * sizeof *ids, 0);
+    for (size_t i = 0; i < n; i++) {
+      if (lua_rawgeti(L, f, (lua_Integer)i + 1) != LUA_TTABLE)
+        luaL_error(L, "spec.pins.identities[%d] must be a table", (int)i + 1);
+      check_keys(L, -1, "spec.pins.identities[]", identity_keys);
+      lua_getfield(L, -1, "path");
+      lua_getfield(L, -2, "identity");
+      if (lua_type(L, -2) != LUA_TSTRING || strlen(lua_tostring(L, -2)) != lua_rawlen(L, -2))
+        luaL_error(L, "spec.pins.identities[%d].path must be a string without NUL", (int)i + 1);
+      if (lua_type(L, -1) != LUA_TSTRING || lua_rawlen(L, -1) == 0 || lua_rawlen(L, -1) >= 128)
+        luaL_error(L, "spec.pins.identities[%d].identity must be a file identity", (int)i + 1);
+      paths[i] = lua_tostring(L, -2);
+      ids[i] = lua_tostring(L, -1);
+      lua_pop(L, 3);
+    }
+    s->identity_paths = paths;
+    s->identities = ids;
+    s->nidentities = n;
+  }
+}
+
+/* spec.isolate -> s->isolate (in a userdata on the stack; strings kept
+ * alive by the spec table).  Misuse raises. */
+static void parse_isolate(lua_State *L, int spec, LaunchSpec *s) {
+  if (!opt_table(L, spec, "isolate", "spec.isolate")) return;
+  int t = lua_gettop(L);
+  check_keys(L, t, "spec.isolate", isolate_keys);
+  if (lua_getfield(L, t, "mounts") != LUA_TTABLE) luaL_error(L, "spec.isolate.mounts must be an array of mounts");
+  int mt = lua_gettop(L);
+  size_t n = check_array(L, mt, "spec.isolate.mounts");
+  Isolation *iso = lua_newuserdatauv(L, sizeof *iso + (n + 1) * sizeof(IsoMount), 0);
+  memset(iso, 0, sizeof *iso + (n + 1) * sizeof(IsoMount));
+  IsoMount *mounts = (IsoMount *)(iso + 1);
+  static const char *const types[] = {"bind", "tmpfs", "proc", "symlink", NULL};
+  for (size_t i = 0; i < n; i++) {
+    IsoMount *m = &mounts[i];
+    if (lua_rawgeti(L, mt, (lua_Integer)i + 1) != LUA_TTABLE) luaL_error(L, "spec.isolate.mounts[%d] must be a table", (int)i + 1);
+    int e = lua_gettop(L);
+    check_keys(L, e, "spec.isolate.mounts[]", mount_keys);
+    lua_getfield(L, e, "type");
+    m->type = -1;
+    for (int k = 0; types[k] && lua_type(L, -1) == LUA_TSTRING; k++)
+      if (strcmp(types[k], lua_tostring(L, -1)) == 0) m->type = k;
+    if (m->type < 0) luaL_error(L, "spec.isolate.mounts[%d].type must be bind, tmpfs, proc or symlink", (int)i + 1);
+    lua_pop(L, 1);
+    const char *const strings[] = {"target", "source", "link"};
+    const char **fields[] = {&m->target, &m->source, &m->link};
+    for (int k = 0; k < 3; k++) {
+      int ty = lua_getfield(L, e, strings[k]);
+      if (ty == LUA_TSTRING && strlen(lua_tostring(L, -1)) == lua_rawlen(L, -1)) *fields[k] = lua_tostring(L, -1);
+      else if (ty != LUA_TNIL) luaL_error(L, "spec.isolate.mounts[%d].%s must be a string without NUL", (int)i + 1, strings[k]);
+      lua_pop(L, 1);
+    }
+    if (!m->target) luaL_error(L, "spec.isolate.mounts[%d].target is required", (int)i + 1);
+    if (m->type == ISO_BIND && !m->source) luaL_error(L, "spec.isolate.mounts[%d]: a bind needs a source", (int)i + 1);
+    if (m->type == ISO_SYMLINK && !m->link) luaL_error(L, "spec.isolate.mounts[%d]: a symlink needs a link", (int)i + 1);
+    const char *const flags[] = {"writable", "executable", "devices"};
+    int *values[] = {&m->writable, &m->executable, &m->devices};
+    for (int k = 0; k < 3; k++) {
+      int ty = lua_getfield(L, e, flags[k]);
+      if (ty != LUA_TNIL && ty != LUA_TBOOLEAN) luaL_error(L, "spec.isolate.mounts[%d].%s must be a boolean", (int)i + 1, flags[k]);
+      *values[k] = lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    }
+    if (m->type == ISO_TMPFS) {
+      lua_Integer size = vkit_optintfield(L, e, "size_bytes", -1), mode = vkit_optintfield(L, e, "mode", 0755);
+      if (size < 4096) luaL_error(L, "spec.isolate.mounts[%d].size_bytes must be an integer >= 4096", (int)i + 1);
+      if (mode < 0 || mode > 07777) luaL_error(L, "spec.isolate.mounts[%d].mode must be a permission mode", (int)i + 1);
+      snprintf(m->options, sizeof m->options, "mode=%o,size=%lld", (unsigned)mode, (long long)size);
+    }
+    lua_pop(L, 1);
+  }
+  lua_Integer uid = vkit_optintfield(L, t, "uid", -1), gid = vkit_optintfield(L, t, "gid", -1);
+  if ((uid < 0) != (gid < 0)) luaL_error(L, "spec.isolate: uid and gid go together");
+  if (uid > 0xfffffffe || gid > 0xfffffffe) luaL_error(L, "spec.isolate: uid and gid must be ids");
+  iso->has_ids = uid >= 0;
+  iso->uid = (unsigned)(uid < 0 ? 0 : uid);
+  iso->gid = (unsigned)(gid < 0 ? 0 : gid);
+  int ht = lua_getfield(L, t, "hostname");
+  if (ht == LUA_TSTRING) {
+    size_t len;
+    iso->hostname = lua_tolstring(L, -1, &len);
+    if (len == 0 || len > 64 || strlen(iso->hostname) != len) luaL_error(L, "spec.isolate.hostname must be 1 to 64 bytes");
+  } else if (ht != LUA_TNIL) {
+    luaL_error(L, "spec.isolate.hostname must be a string");
+  }
+  lua_pop(L, 1);
+  int xt = lua_getfield(L, t, "exe");
+  if (xt == LUA_TSTRING) {
+    iso->exe = lua_tostring(L, -1);
+    if (iso->exe[0] != '/' || strlen(iso->exe) != lua_rawlen(L, -1)) luaL_error(L, "spec.isolate.exe must be an absolute path");
+  } else if (xt != LUA_TNIL) {
+    luaL_error(L, "spec.isolate.exe must be a string");
+  }
+  lua_pop(L, 1);
+  iso->nmounts = n;
+  iso->mounts = mounts;
+  s->isolate = iso;
 }
 
 static void parse_rlimits(lua_State *L, int spec, LaunchSpec *s) {
@@ -787,6 +913,7 @@ static int p_spawn(lua_State *L) {
   }
   parse_pins(L, 1, &s);
   parse_rlimits(L, 1, &s);
+  parse_isolate(L, 1, &s);
   if (parse_sandbox(L, 1, &s, FIRST) != 0) refuse_now = 1;
 #undef FIRST
   if (refuse_now) return refused(L, h, &why);
@@ -807,6 +934,24 @@ static int p_spawn(lua_State *L) {
 
 static int p_landlock_abi(lua_State *L) {
   lua_pushinteger(L, landlock_abi());
+  return 1;
+}
+
+static int p_isolation_available(lua_State *L) {
+  char reason[256];
+  int ok = isolate_available(reason, sizeof reason);
+  lua_pushboolean(L, ok);
+  if (ok) return 1;
+  lua_pushstring(L, reason);
+  return 2;
+}
+
+static int p_file_identity(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  char id[128];
+  int err = file_identity(path, id, sizeof id);
+  if (err) return vkit_fail_errno(L, err, path);
+  lua_pushstring(L, id);
   return 1;
 }
 
@@ -853,7 +998,8 @@ static const luaL_Reg token_meta[] = {{"__gc", t_disarm}, {"__close", t_disarm},
 
 static const luaL_Reg process_funcs[] = {
   {"spawn", p_spawn}, {"open_executable", e_open}, {"canceller", t_new}, {"landlock_abi", p_landlock_abi},
-  {"cgroup_available", p_cgroup_available}, {"reap_stale_cgroups", p_reap_stale_cgroups}, {NULL, NULL}};
+  {"cgroup_available", p_cgroup_available}, {"reap_stale_cgroups", p_reap_stale_cgroups},
+  {"isolation_available", p_isolation_available}, {"file_identity", p_file_identity}, {NULL, NULL}};
 
 int luaopen_vkit_process(lua_State *L) {
   vkit_newclass(L, PROCESS, run_methods, run_meta);

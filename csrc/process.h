@@ -10,6 +10,8 @@
  *                     killing and reaping every descendant, stale cgroups
  *   process_keeper.c  the keeper: a per-run subreaper process between vkit
  *                     and the root of a run that has no cgroup
+ *   process_isolate.c isolation: the child's own namespaces, a root made of
+ *                     the listed mounts only, an unprivileged uid
  *
  * None of these knows a protocol or a policy; every limit arrives in the spec.
  */
@@ -54,10 +56,11 @@ typedef struct Refusal {
   const char *error;
   int err;
   char message[1024];
-  /* pin-mismatch only: which file, what was pinned, what was found */
+  /* pin-mismatch only: which file, what was pinned, what was found (a
+   * SHA-256, or a file identity "dev:ino:size:mtime:ctime") */
   char pin_path[PATH_MAX];
-  char expected[65];
-  char actual[65];
+  char expected[128];
+  char actual[128];
 } Refusal;
 
 void refuse(Refusal *why, const char *status, const char *error, int err, const char *fmt, ...)
@@ -218,6 +221,8 @@ struct Run {
   int descendants_killed, descendants_surviving;
   char exe_sha256[65];
   char sandbox[32];
+  int isolated;                    /* the run had its namespaces and root */
+  int iso_user_ns, iso_uid, iso_gid;
   /* how the root ended */
   int waited, code, sig;
   struct rusage ru;
@@ -228,7 +233,63 @@ struct Run {
 
 enum { RL_CPU, RL_AS, RL_FSIZE, RL_NOFILE, RL_COUNT };
 
-typedef struct LaunchSpec {
+/* ---- isolation: process_isolate.c --------------------------------------- */
+
+typedef struct LaunchSpec LaunchSpec;
+
+enum { ISO_BIND, ISO_TMPFS, ISO_PROC, ISO_SYMLINK };
+
+/* One entry of the new root, made in the order given. */
+typedef struct IsoMount {
+  int type;
+  const char *target;     /* absolute, normalised, inside the new root */
+  const char *source;     /* bind: the host path (never a link) */
+  const char *link;       /* symlink: the link's text */
+  int writable;           /* bind: read-write (default read-only) */
+  int executable;         /* bind, tmpfs: files may be executed (default noexec) */
+  int devices;            /* bind: device nodes work (default nodev) */
+  char options[64];       /* tmpfs: "mode=...,size=..." */
+} IsoMount;
+
+typedef struct Isolation {
+  size_t nmounts;
+  const IsoMount *mounts;
+  int has_ids;            /* when vkit is root: run as uid/gid */
+  unsigned uid, gid;
+  const char *hostname;   /* NULL: the host's name stays */
+  /* The executable's path in the new root (NULL: exec the host's
+   * descriptor).  The child opens it there and checks that it is the very
+   * file vkit opened and hashes (device and inode), so /proc/self/exe and
+   * what the run sees of itself name the path in its root, not the host's. */
+  const char *exe;
+} Isolation;
+
+/* What the parent prepares for the child of an isolated launch. */
+typedef struct IsoPlan {
+  const Isolation *iso;
+  unsigned long flags;    /* clone flags: the namespaces */
+  int user_ns;            /* vkit is not root: a user namespace too */
+  int set_ids;
+  char **where;           /* per mount: its path while the root is assembled */
+  int *fds;               /* per bind: the cloned tree, in the child */
+  int *is_dir;            /* per bind: the source is a directory */
+  char uid_map[48], gid_map[48];
+  unsigned long long exe_dev, exe_ino;  /* the file iso->exe must be */
+  /* set by the child when a step fails (with errno in the Child) */
+  const char *failed_step, *failed_path;
+} IsoPlan;
+
+/* The namespaces of an isolated run. */
+unsigned long isolate_clone_flags(int user_ns);
+/* Checks the spec's isolation and prepares the plan: 0, or -1 with *why. */
+int isolate_prepare(const LaunchSpec *s, IsoPlan *p, Refusal *why);
+void isolate_release(IsoPlan *p);
+/* In the child, before exec: 0, or -1 with errno and p->failed_* set. */
+int isolate_enter(IsoPlan *p);
+/* Whether runs can be isolated here (once per process); when not, why. */
+int isolate_available(char *reason, size_t n);
+
+struct LaunchSpec {
   int exe_fd;                      /* open executable, or -1 to open exe_path */
   const char *exe_path;            /* for messages and for opening */
   char *const *argv;               /* NULL-terminated */
@@ -248,7 +309,11 @@ typedef struct LaunchSpec {
   const char *const *write_paths;
   int cgroup_mode;                 /* CG_OFF, CG_AUTO, CG_REQUIRED */
   int has_stdin;
-} LaunchSpec;
+  const Isolation *isolate;        /* NULL: the host's namespaces and root */
+  size_t nidentities;              /* file identities that must not have changed */
+  const char *const *identity_paths;
+  const char *const *identities;
+};
 
 enum { CG_OFF, CG_AUTO, CG_REQUIRED };
 
@@ -260,6 +325,7 @@ int launch(const LaunchSpec *spec, Run *r, Refusal *why);
  * and what it is checked against. */
 typedef struct Start {
   const LaunchSpec *s;
+  IsoPlan *iso;                    /* NULL unless isolated */
   int exe_fd, in_fd, out_fd, err_fd, ruleset_fd;
   CgSlot *cg;
   int cgroup_required;
@@ -312,6 +378,10 @@ int hash_fd_hex(int fd, char hex[65]);
 
 /* The kernel's Landlock ABI version, 0 when absent. */
 int landlock_abi(void);
+
+/* A file's identity as a pin compares it: "dev:ino:size:mtime:ctime" (times
+ * in nanoseconds) of the path itself, never followed; 0 or errno. */
+int file_identity(const char *path, char *out, size_t n);
 
 /* Opens an executable for hashing and exec: 0 or fills *why. */
 int open_exe(const char *path, int *fd, Refusal *why);

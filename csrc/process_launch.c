@@ -73,7 +73,8 @@
 #define LL_REFER (1ULL << 13)    /* ABI 2 */
 #define LL_TRUNCATE (1ULL << 14) /* ABI 3 */
 
-#define LL_SCOPE_SIGNAL (1ULL << 1) /* ABI 6 */
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
 
 struct ll_ruleset_attr {
   uint64_t handled_access_fs;
@@ -160,7 +161,38 @@ static void pin_mismatch(Refusal *why, const char *error, const char *what, cons
   snprintf(why->actual, sizeof why->actual, "%s", actual);
 }
 
+int file_identity(const char *path, char *out, size_t n) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return errno;
+  snprintf(out, n, "%llu:%llu:%lld:%lld%09ld:%lld%09ld", (unsigned long long)st.st_dev,
+           (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+           (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+  return 0;
+}
+
+/* A file whose identity is unchanged has not been written since it was
+ * hashed (ctime moves with every write, chmod and rename onto it): the
+ * cheap check before each launch of what was hashed once. */
+static int check_identities(const LaunchSpec *s, Refusal *why) {
+  for (size_t i = 0; i < s->nidentities; i++) {
+    const char *path = s->identity_paths[i];
+    char now[128];
+    int err = path[0] == '/' ? file_identity(path, now, sizeof now) : EINVAL;
+    if (err || strcmp(now, s->identities[i]) != 0) {
+      refuse(why, "pin-mismatch", "dependency-identity-changed", err,
+             "dependency %s: identity %s when it was hashed, %s now", path, s->identities[i],
+             err ? strerror(err) : now);
+      snprintf(why->pin_path, sizeof why->pin_path, "%s", path);
+      snprintf(why->expected, sizeof why->expected, "%s", s->identities[i]);
+      if (!err) snprintf(why->actual, sizeof why->actual, "%s", now);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int check_dependencies(const LaunchSpec *s, Refusal *why) {
+  if (check_identities(s, why) != 0) return -1;
   for (size_t i = 0; i < s->nfiles; i++) {
     const char *path = s->file_paths[i];
     char hex[65];
@@ -232,6 +264,18 @@ static int add_rules(int ruleset, const char *const *paths, size_t n, uint64_t r
   return 0;
 }
 
+/* The filesystem rights a ruleset handles: writes always, reads when the
+ * spec restricts them; rights this kernel's ABI does not know are left out. */
+static uint64_t ll_read_rights(void) { return LL_EXECUTE | LL_READ_FILE | LL_READ_DIR; }
+
+static uint64_t ll_handled(const LaunchSpec *s, int abi) {
+  uint64_t write = LL_WRITE_FILE | LL_REMOVE_DIR | LL_REMOVE_FILE | LL_MAKE_CHAR | LL_MAKE_DIR | LL_MAKE_REG |
+                   LL_MAKE_SOCK | LL_MAKE_FIFO | LL_MAKE_BLOCK | LL_MAKE_SYM;
+  if (abi >= 2) write |= LL_REFER;
+  if (abi >= 3) write |= LL_TRUNCATE;
+  return write | (s->sandbox_read ? ll_read_rights() : 0);
+}
+
 /* A ruleset fd (>= 3), or -1 when refused; *applied names what will apply. */
 static int make_ruleset(const LaunchSpec *s, char *applied, size_t applied_len, Refusal *why) {
   int abi = landlock_abi();
@@ -240,23 +284,21 @@ static int make_ruleset(const LaunchSpec *s, char *applied, size_t applied_len, 
     refuse(why, "launch-failed", "sandbox-unavailable", 0, "a sandbox was requested but this kernel offers no Landlock");
     return -2;
   }
-  uint64_t write = LL_WRITE_FILE | LL_REMOVE_DIR | LL_REMOVE_FILE | LL_MAKE_CHAR | LL_MAKE_DIR | LL_MAKE_REG |
-                   LL_MAKE_SOCK | LL_MAKE_FIFO | LL_MAKE_BLOCK | LL_MAKE_SYM;
-  if (abi >= 2) write |= LL_REFER;
-  if (abi >= 3) write |= LL_TRUNCATE;
-  uint64_t read = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR;
-  uint64_t handled = write | (s->sandbox_read ? read : 0);
+  uint64_t read = ll_read_rights(), handled = ll_handled(s, abi);
   /* From ABI 6 the child also cannot signal processes outside its
-   * sandbox, vkit included.  Older kernels get the fs-only prefix. */
-  struct ll_ruleset_attr attr = {handled, 0, abi >= 6 ? LL_SCOPE_SIGNAL : 0};
+   * sandbox, vkit included, nor connect to an abstract unix socket made
+   * outside it.  Older kernels get the fs-only prefix. */
+  struct ll_ruleset_attr attr = {handled, 0, abi >= 6 ? LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX_SOCKET : 0};
   size_t attr_size = abi >= 6 ? sizeof attr : sizeof attr.handled_access_fs;
   int fd = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
   if (fd < 0 || (fd = fd_above_2(fd)) < 0) {
     refuse(why, "launch-failed", "sandbox-failed", errno, "cannot create a Landlock ruleset: %s", strerror(errno));
     return -2;
   }
-  if (add_rules(fd, s->write_paths, s->nwrite, handled, why) != 0 ||
-      add_rules(fd, s->read_paths, s->nread, handled & read, why) != 0) {
+  /* An isolated run's paths name places in its own root: its child adds
+   * them once that root is in place (child_add_rules). */
+  if (!s->isolate && (add_rules(fd, s->write_paths, s->nwrite, handled, why) != 0 ||
+                      add_rules(fd, s->read_paths, s->nread, handled & read, why) != 0)) {
     close(fd);
     return -2;
   }
@@ -266,14 +308,18 @@ static int make_ruleset(const LaunchSpec *s, char *applied, size_t applied_len, 
 
 /* ---- the child --------------------------------------------------------- */
 
-enum { STAGE_OK, STAGE_SETSID, STAGE_DUP, STAGE_CWD, STAGE_RLIMIT, STAGE_SANDBOX, STAGE_EXEC };
+enum { STAGE_OK, STAGE_SETSID, STAGE_DUP, STAGE_ISOLATE, STAGE_CWD, STAGE_RLIMIT, STAGE_SANDBOX, STAGE_SANDBOX_RULE,
+       STAGE_EXE_INSIDE, STAGE_EXEC };
 
 typedef struct Child {
   const LaunchSpec *s;
+  IsoPlan *iso;
   int exe_fd, in_fd, out_fd, err_fd, procs_fd, ruleset_fd;
+  const char *failed_path;
   int max_fd;
   pid_t parent;
   int try_hold;
+  uint64_t ll_handled;             /* the rights make_ruleset handled */
   volatile int reached, stage, err, held, joined;
 } Child;
 
@@ -287,6 +333,30 @@ __attribute__((no_sanitize("address", "undefined"))) static void child_fail(Chil
   RAW(SYS_exit_group, 127);
 }
 
+/* add_rules for an isolated child, on paths of its own root: raw calls. */
+__attribute__((no_sanitize("address", "undefined"))) static int child_add_rules(Child *c, const char *const *paths,
+                                                                                 size_t n, uint64_t rights) {
+  const uint64_t file_rights = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_TRUNCATE;
+  for (size_t i = 0; i < n; i++) {
+    struct stat st;
+    c->failed_path = paths[i];
+    int fd = (int)RAW(SYS_openat, AT_FDCWD, paths[i], O_PATH | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct ll_path_beneath_attr rule = {rights, fd};
+    long rc = RAW(SYS_fstat, fd, &st);
+    if (rc == 0 && !S_ISDIR(st.st_mode)) rule.allowed_access &= file_rights;
+    if (rc == 0) rc = RAW(SYS_landlock_add_rule, c->ruleset_fd, LL_RULE_PATH_BENEATH, &rule, 0);
+    int err = errno;
+    RAW(SYS_close, fd);
+    if (rc != 0) {
+      errno = err;
+      return -1;
+    }
+  }
+  c->failed_path = NULL;
+  return 0;
+}
+
 __attribute__((no_sanitize("address", "undefined"))) static int child_main(void *arg) {
   Child *c = arg;
   const LaunchSpec *s = c->s;
@@ -298,10 +368,12 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
     if (sig != SIGKILL && sig != SIGSTOP) RAW(SYS_rt_sigaction, sig, zero, NULL, 8);
   if (RAW(SYS_setsid) < 0) child_fail(c, STAGE_SETSID);
   RAW(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  if (RAW(SYS_getppid) != c->parent) RAW(SYS_exit_group, 127);
+  /* In a PID namespace of its own, the child's parent is outside it: 0. */
+  if (RAW(SYS_getppid) != (c->iso ? 0 : c->parent)) RAW(SYS_exit_group, 127);
   if (c->procs_fd >= 0) c->joined = RAW(SYS_write, c->procs_fd, "0", 1) == 1;
   if (RAW(SYS_dup3, c->in_fd, 0, 0) < 0 || RAW(SYS_dup3, c->out_fd, 1, 0) < 0 || RAW(SYS_dup3, c->err_fd, 2, 0) < 0)
     child_fail(c, STAGE_DUP);
+  if (c->iso && isolate_enter(c->iso) != 0) child_fail(c, STAGE_ISOLATE);
   if (RAW(SYS_chdir, s->cwd) != 0) child_fail(c, STAGE_CWD);
   for (int i = 0; i < RL_COUNT; i++) {
     if (!s->has_rlimit[i]) continue;
@@ -309,18 +381,33 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
     struct rlimit lim = {s->rlimit[i], s->rlimit[i] + (i == RL_CPU)};
     if (RAW(SYS_prlimit64, 0, rl_resource[i], &lim, NULL) != 0) child_fail(c, STAGE_RLIMIT);
   }
-  if (c->ruleset_fd >= 0) {
-    if (RAW(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-        RAW(SYS_landlock_restrict_self, c->ruleset_fd, 0) != 0)
-      child_fail(c, STAGE_SANDBOX);
+  if (c->ruleset_fd >= 0 && c->iso) {
+    if (child_add_rules(c, s->write_paths, s->nwrite, c->ll_handled) != 0 ||
+        child_add_rules(c, s->read_paths, s->nread, c->ll_handled & ll_read_rights()) != 0)
+      child_fail(c, STAGE_SANDBOX_RULE);
   }
+  /* No exec gains privileges: a set-uid file, file capabilities. */
+  if ((c->ruleset_fd >= 0 || c->iso) && RAW(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    child_fail(c, STAGE_SANDBOX);
+  if (c->ruleset_fd >= 0 && RAW(SYS_landlock_restrict_self, c->ruleset_fd, 0) != 0) child_fail(c, STAGE_SANDBOX);
   /* Everything above 2 is closed by exec, including exe_fd after the kernel
    * has opened the image from it. */
   if (RAW(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     for (int fd = 3; fd <= c->max_fd; fd++) RAW(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
   if (c->try_hold) c->held = RAW(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) == 0;
   RAW(SYS_rt_sigprocmask, SIG_SETMASK, zero, NULL, 8);
-  RAW(SYS_execveat, c->exe_fd, "", s->argv, s->envp, AT_EMPTY_PATH);
+  int exe_fd = c->exe_fd;
+  if (c->iso && c->iso->iso->exe) {
+    /* The same file, by its path in the run's own root (process_isolate.c). */
+    struct stat st;
+    exe_fd = (int)RAW(SYS_openat, AT_FDCWD, c->iso->iso->exe, O_RDONLY | O_CLOEXEC);
+    if (exe_fd < 0 || RAW(SYS_fstat, exe_fd, &st) != 0) child_fail(c, STAGE_EXE_INSIDE);
+    if ((unsigned long long)st.st_dev != c->iso->exe_dev || (unsigned long long)st.st_ino != c->iso->exe_ino) {
+      errno = ESTALE;
+      child_fail(c, STAGE_EXE_INSIDE);
+    }
+  }
+  RAW(SYS_execveat, exe_fd, "", s->argv, s->envp, AT_EMPTY_PATH);
   child_fail(c, STAGE_EXEC);
   return 127;
 }
@@ -385,7 +472,7 @@ static pid_t start_child(Child *c, void *stack, size_t stack_size, CgSlot *cg, i
   if (clone3_usable) {
     struct vk_clone_args args;
     memset(&args, 0, sizeof args);
-    args.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | (cg ? CLONE_INTO_CGROUP : 0);
+    args.flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | (cg ? CLONE_INTO_CGROUP : 0) | (c->iso ? c->iso->flags : 0);
     args.pidfd = (uintptr_t)pidfd;
     args.exit_signal = SIGCHLD;
     args.stack = (uintptr_t)stack;
@@ -413,7 +500,8 @@ static pid_t start_child(Child *c, void *stack, size_t stack_size, CgSlot *cg, i
   }
 #endif
   c->procs_fd = cg ? cg->procs_fd : -1;
-  return clone(child_main, (char *)stack + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, c, pidfd);
+  return clone(child_main, (char *)stack + stack_size,
+               CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD | (c->iso ? (int)c->iso->flags : 0), c, pidfd);
 }
 
 static int make_pipe(int p[2], int parent_end) {
@@ -427,8 +515,22 @@ static void close_fd(int *fd) {
   *fd = -1;
 }
 
-static void refuse_stage(Refusal *why, const LaunchSpec *s, int stage, int err) {
+static void refuse_stage(Refusal *why, const LaunchSpec *s, const Child *c, int stage, int err) {
   switch (stage) {
+    case STAGE_ISOLATE:
+      refuse(why, "launch-failed", "isolation-failed", err, "cannot isolate the child (%s %s): %s",
+             c->iso->failed_step ? c->iso->failed_step : "?", c->iso->failed_path ? c->iso->failed_path : "",
+             strerror(err));
+      break;
+    case STAGE_EXE_INSIDE:
+      refuse(why, "launch-failed", "isolation-failed", err,
+             "the executable's path in the run's root, %s, is not the file vkit opened as %s: %s", s->isolate->exe,
+             s->exe_path, err == ESTALE ? "another file" : strerror(err));
+      break;
+    case STAGE_SANDBOX_RULE:
+      refuse(why, "launch-failed", "sandbox-path-unavailable", err, "sandbox path %s: %s",
+             c->failed_path ? c->failed_path : "?", strerror(err));
+      break;
     case STAGE_CWD:
       refuse(why, "launch-failed", "cwd-unavailable", err, "cannot change to directory %s: %s", s->cwd, strerror(err));
       break;
@@ -470,10 +572,10 @@ int run_start(const Start *st, Started *o, Refusal *why) {
   }
   struct rlimit nofile;
   getrlimit(RLIMIT_NOFILE, &nofile);
-  Child c = {.s = s, .exe_fd = st->exe_fd, .in_fd = st->in_fd, .out_fd = st->out_fd, .err_fd = st->err_fd,
-             .procs_fd = -1, .ruleset_fd = st->ruleset_fd,
+  Child c = {.s = s, .iso = st->iso, .exe_fd = st->exe_fd, .in_fd = st->in_fd, .out_fd = st->out_fd,
+             .err_fd = st->err_fd, .procs_fd = -1, .ruleset_fd = st->ruleset_fd,
              .max_fd = nofile.rlim_cur > 65536 ? 65536 : (int)nofile.rlim_cur,
-             .parent = getpid(), .try_hold = hold_works != 0};
+             .parent = getpid(), .try_hold = hold_works != 0, .ll_handled = ll_handled(s, landlock_abi())};
   sigset_t all, old;
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, &old);
@@ -493,7 +595,7 @@ int run_start(const Start *st, Started *o, Refusal *why) {
     return RS_DISCARD;
   }
   if (c.stage != STAGE_OK) {
-    refuse_stage(why, s, c.stage, c.err);
+    refuse_stage(why, s, &c, c.stage, c.err);
     return RS_DISCARD;
   }
   hold_learn(c.held);
@@ -553,6 +655,8 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
   int own_exe = 0, rc = -1, e;
   char pre[65] = "";
   Refusal cg_why;
+  IsoPlan iso;
+  int have_iso = 0;
 
   snprintf(r->sandbox, sizeof r->sandbox, "none");
   if ((e = tree_init()) != 0) {
@@ -577,6 +681,22 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
       goto out;
     }
   }
+  if (s->isolate) {
+    char reason[256];
+    if (!isolate_available(reason, sizeof reason)) {
+      refuse(why, "launch-failed", "isolation-unavailable", 0, "isolation was requested but %s", reason);
+      goto out;
+    }
+    if (isolate_prepare(s, &iso, why) != 0) goto out;
+    have_iso = 1;
+    struct stat est;
+    if (fstat(exe_fd, &est) != 0) {
+      refuse(why, "launch-failed", "exe-unavailable", errno, "cannot stat exe %s: %s", s->exe_path, strerror(errno));
+      goto out;
+    }
+    iso.exe_dev = (unsigned long long)est.st_dev;
+    iso.exe_ino = (unsigned long long)est.st_ino;
+  }
   if (s->sandbox && (ruleset = make_ruleset(s, r->sandbox, sizeof r->sandbox, why)) == -2) goto out;
   if (s->cgroup_mode != CG_OFF && !(r->cg = cg_acquire(&cg_why)) && s->cgroup_mode == CG_REQUIRED) {
     *why = cg_why;
@@ -586,7 +706,7 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
     refuse(why, "launch-failed", "spawn-failed", errno, "cannot create pipes: %s", strerror(errno));
     goto out;
   }
-  Start st = {.s = s, .exe_fd = exe_fd, .in_fd = in[0], .out_fd = out[1], .err_fd = err[1], .ruleset_fd = ruleset,
+  Start st = {.s = s, .iso = have_iso ? &iso : NULL, .exe_fd = exe_fd, .in_fd = in[0], .out_fd = out[1], .err_fd = err[1], .ruleset_fd = ruleset,
               .cg = r->cg, .cgroup_required = s->cgroup_mode == CG_REQUIRED, .prehashed = pre[0] != '\0',
               .kill_wait = r->kill_wait};
   r->start = proc_now_ms();
@@ -595,8 +715,15 @@ int launch(const LaunchSpec *s, Run *r, Refusal *why) {
   r->in_fd = in[1], in[1] = -1;
   r->out_fd = out[0], out[0] = -1;
   r->err_fd = err[0], err[0] = -1;
+  if (have_iso) {
+    r->isolated = 1;
+    r->iso_user_ns = iso.user_ns;
+    r->iso_uid = iso.set_ids ? (int)s->isolate->uid : (int)geteuid();
+    r->iso_gid = iso.set_ids ? (int)s->isolate->gid : (int)getegid();
+  }
   rc = 0;
 out:
+  if (have_iso) isolate_release(&iso);
   if (rc != 0 && r->cg) {
     cg_release(r->cg);
     r->cg = NULL;

@@ -6,6 +6,7 @@
  *   sleep(seconds) -- interrupted sleeps resume until the time has passed
  *                     (but for an interactive interrupt: vkit.h)
  *   pid()          -> this process's id
+ *   euid()         -> this process's effective user id
  *   isatty(fd)     -> whether fd is a terminal (one ioctl: no readline)
  *   uname()        -> {sysname, release, machine}
  *   alive(pid)     -> whether a process with that id exists
@@ -59,6 +60,11 @@ static int sys_sleep(lua_State *L) {
 
 static int sys_pid(lua_State *L) {
   lua_pushinteger(L, getpid());
+  return 1;
+}
+
+static int sys_euid(lua_State *L) {
+  lua_pushinteger(L, geteuid());
   return 1;
 }
 
@@ -216,7 +222,7 @@ static int sys_spawn_detached(lua_State *L) {
 static const luaL_Reg sys_funcs[] = {
   {"random_hex", sys_random_hex}, {"spawn_detached", sys_spawn_detached},
   {"monotonic_ms", sys_monotonic_ms}, {"time", sys_time}, {"sleep", sys_sleep},
-  {"pid", sys_pid},  {"isatty", sys_isatty}, {"uname", sys_uname}, {"alive", sys_alive}, {NULL, NULL}};
+  {"pid", sys_pid},  {"euid", sys_euid}, {"isatty", sys_isatty}, {"uname", sys_uname}, {"alive", sys_alive}, {NULL, NULL}};
 
 int luaopen_vkit_sys(lua_State *L) {
   luaL_newlib(L, sys_funcs);

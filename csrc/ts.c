@@ -1,11 +1,16 @@
 /*
- * ts.c: vkit.ts, the tree-sitter parse of Rust source (runtime and grammar
- * compiled in from the pinned npm tarballs, see mk/treesitter.mk).
+ * ts.c: vkit.ts, the tree-sitter parse of Rust, Python and TypeScript
+ * source (runtime and grammars compiled in from the pinned npm tarballs,
+ * see mk/treesitter.mk).
  *
- *   parse(source, {max_bytes = n})  -> tree | nil, message, code
+ *   parse(source, {max_bytes = n [, language = "rust"|"python"|"typescript"]})
+ *                                   -> tree | nil, message, code
  *       refuses a source longer than max_bytes before parsing ("too-large");
- *       "abi-mismatch" if the runtime cannot load the grammar.
- *   identity()                      -> {runtime = {...}, grammar = {...}, build}
+ *       "abi-mismatch" if the runtime cannot load the grammar.  The
+ *       language defaults to Rust.
+ *   identity([language])            -> {runtime = {...}, grammar = {...}, build}
+ *       (the grammar of that language, default Rust)
+ *   languages()                     -> {"rust", "python", "typescript"}
  *   tree:root()                     -> node
  *   tree:stats([{max_nodes = n, max_depth = d}])
  *                                   -> {nodes, depth, has_error,
@@ -34,7 +39,30 @@
 #define TREE "vkit.ts.tree"
 #define NODE "vkit.ts.node"
 
-const TSLanguage *tree_sitter_rust(void);
+/* Every grammar compiled in: its language function and package facts. */
+#define DECLARE(lang, package, version, tarball, object) const TSLanguage *tree_sitter_##lang(void);
+VKIT_TS_GRAMMARS(DECLARE)
+#undef DECLARE
+
+typedef struct {
+  const char *name, *package, *version, *tarball_sha256, *object_sha256;
+  const TSLanguage *(*language)(void);
+} Grammar;
+
+#define ENTRY(lang, package, version, tarball, object) {#lang, package, version, tarball, object, tree_sitter_##lang},
+static const Grammar grammars[] = {VKIT_TS_GRAMMARS(ENTRY)};
+#undef ENTRY
+#define NGRAMMARS (sizeof grammars / sizeof grammars[0])
+
+/* The grammar named by the string at idx (nil: Rust); misuse raises. */
+static const Grammar *checkgrammar(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return &grammars[0];
+  const char *name = luaL_checkstring(L, idx);
+  for (size_t i = 0; i < NGRAMMARS; i++)
+    if (strcmp(grammars[i].name, name) == 0) return &grammars[i];
+  luaL_error(L, "no grammar for the language '%s'", name);
+  return NULL;
+}
 
 typedef struct { TSTree *tree; } Tree;
 typedef struct { TSNode node; } Node;
@@ -85,6 +113,9 @@ static int ts_parse(lua_State *L) {
   size_t len;
   const char *src = luaL_checklstring(L, 1, &len);
   lua_Integer max_bytes = required_int(L, 2, "max_bytes");
+  lua_getfield(L, 2, "language");
+  const Grammar *g = checkgrammar(L, -1);
+  lua_pop(L, 1);
   if ((lua_Integer)len > max_bytes)
     return vkit_fail(L, "too-large", "source is %I bytes, over the %I-byte limit",
                      (LUAI_UACINT)len, (LUAI_UACINT)max_bytes);
@@ -93,10 +124,10 @@ static int ts_parse(lua_State *L) {
   t->tree = NULL;
   luaL_setmetatable(L, TREE);
   TSParser *parser = ts_parser_new();
-  if (!ts_parser_set_language(parser, tree_sitter_rust())) {
+  if (!ts_parser_set_language(parser, g->language())) {
     ts_parser_delete(parser);
     return vkit_fail(L, "abi-mismatch", "grammar ABI %d is outside the runtime's range %d..%d",
-                     (int)ts_language_abi_version(tree_sitter_rust()),
+                     (int)ts_language_abi_version(g->language()),
                      TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION, TREE_SITTER_LANGUAGE_VERSION);
   }
   t->tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len);
@@ -116,7 +147,8 @@ static void setint(lua_State *L, const char *k, lua_Integer v) {
 }
 
 static int ts_identity(lua_State *L) {
-  const TSLanguage *lang = tree_sitter_rust();
+  const Grammar *g = checkgrammar(L, 1);
+  const TSLanguage *lang = g->language();
   lua_createtable(L, 0, 3);
   lua_createtable(L, 0, 6);
   setstr(L, "package", VKIT_TS_RUNTIME_PACKAGE);
@@ -127,14 +159,23 @@ static int ts_identity(lua_State *L) {
   setint(L, "min_compatible_abi", TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION);
   lua_setfield(L, -2, "runtime");
   lua_createtable(L, 0, 6);
-  setstr(L, "package", VKIT_TS_GRAMMAR_PACKAGE);
-  setstr(L, "version", VKIT_TS_GRAMMAR_VERSION);
-  setstr(L, "tarball_sha256", VKIT_TS_GRAMMAR_TARBALL_SHA256);
-  setstr(L, "object_sha256", VKIT_TS_GRAMMAR_OBJECT_SHA256);
+  setstr(L, "package", g->package);
+  setstr(L, "version", g->version);
+  setstr(L, "tarball_sha256", g->tarball_sha256);
+  setstr(L, "object_sha256", g->object_sha256);
   setint(L, "abi", ts_language_abi_version(lang));
   setstr(L, "language", ts_language_name(lang) ? ts_language_name(lang) : "");
   lua_setfield(L, -2, "grammar");
   setstr(L, "build", VKIT_TS_BUILD);
+  return 1;
+}
+
+static int ts_languages(lua_State *L) {
+  lua_createtable(L, (int)NGRAMMARS, 0);
+  for (size_t i = 0; i < NGRAMMARS; i++) {
+    lua_pushstring(L, grammars[i].name);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
   return 1;
 }
 
@@ -379,7 +420,7 @@ static const luaL_Reg node_methods[] = {
 static const luaL_Reg node_meta[] = {{"__tostring", node_tostring}, {NULL, NULL}};
 
 static const luaL_Reg ts_funcs[] = {
-  {"parse", ts_parse}, {"identity", ts_identity}, {NULL, NULL}};
+  {"parse", ts_parse}, {"identity", ts_identity}, {"languages", ts_languages}, {NULL, NULL}};
 
 int luaopen_vkit_ts(lua_State *L) {
   vkit_newclass(L, TREE, tree_methods, tree_meta);

@@ -19,6 +19,24 @@ return {
   -- relative to its root: the build tree's, then an installed tree's
   -- (PREFIX/share/vkit/typescript, where `make install` puts it).
   typescript_dirs = { "build/typescript", "typescript" },
+  -- The sandbox of every process of change certification (builds, base
+  -- and candidate runs, every method, every language): vkit.change.sandbox.
+  -- Each process gets namespaces of its own (mount, PID, network, IPC,
+  -- UTS; a user namespace too when vkit is not root) and a root made of
+  -- these read-only host paths, the toolchain's own directories, the side's
+  -- files at the paths below and a fresh tmpfs; writes go only to that
+  -- tmpfs (and a build's output directory), enforced by Landlock as well.
+  sandbox = {
+    uid = 65534,                     -- whom a role runs as when vkit is root (nobody)
+    gid = 65534,                     -- (nogroup): no cgroup, store or vkit file of root's is theirs
+    hostname = "sandbox",            -- the UTS namespace's name: not the host's
+    system = { "/usr", "/etc/ld.so.cache", "/etc/alternatives" },  -- read-only, executable
+    links = { "/bin", "/lib", "/lib64", "/sbin" },                 -- recreated as the host has them
+    devices = { "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom" },
+    tmp_bytes = 512 * 1024 * KiB,    -- the private /tmp (a build's linker writes there)
+    -- Where a role sees its files: never a path of the store or the project.
+    layout = { project = "/project", driver = "/vkit/driver", build = "/vkit/build", cwd = "/tmp" },
+  },
   -- The exhaustive method (every accepted input, batch drivers).  Its
   -- budget is the seed's runner limits (limits.lua `paired`), its own.
   exhaustive = {
@@ -28,9 +46,16 @@ return {
   },
   -- A certification run's outcome (the pure combiner, vkit.change.combine)
   -- and the exit status `vkit change certify` gives it.  0 means every
-  -- accepted input was checked and conforms; nothing sampled reads as 0.
+  -- accepted input was checked and conforms, and either the candidate is
+  -- inside the pure-function profile or the host said it trusts it
+  -- (--trust-candidate-code); nothing sampled reads as 0.
   outcomes = {
-    all_inputs_conform = { exit = 0, meaning = "every accepted input checked natively and conforming" },
+    all_inputs_conform = { exit = 0, meaning = "every accepted input checked natively and conforming; the candidate "
+      .. "is inside the pure-function profile" },
+    all_inputs_conform_trusted = { exit = 0, meaning = "every accepted input checked natively and conforming; the "
+      .. "candidate is outside the pure-function profile and the host accepted it (--trust-candidate-code)" },
+    unadmitted_conform = { exit = 8, meaning = "every accepted input observed conforming, but the candidate is "
+      .. "outside the pure-function profile: state, observer tampering and environment detection are not excluded" },
     verified = { exit = 0, meaning = "every accepted input checked in Kani's model of the captured source (rust_kani alone)" },
     observed_violation = { exit = 1, meaning = "a method observed a violation" },
     proof_rejected = { exit = 1, meaning = "Kani rejected the relational proof (no native counterexample)" },

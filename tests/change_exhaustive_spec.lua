@@ -59,10 +59,17 @@ describe("the exhaustive method", function()
     assert.equal(2, r.passes.count)
     assert.equal(2 * 2, r.invocations)          -- one batch, two passes, two sides, no build
     assert.same(r.status, written.status)
-    for _, flag in ipairs { "source_proof", "approval_authority", "native_compiler_correspondence", "os_sandbox",
+    for _, flag in ipairs { "source_proof", "approval_authority", "native_compiler_correspondence",
                             "dependency_closure_checked" } do
       assert.is_false(written[flag], flag)
     end
+    -- every launch had the full sandbox: namespaces, a private root, an unprivileged uid, Landlock
+    assert.is_true(written.os_sandbox)
+    assert.is_true(written.sandbox.isolated)
+    assert.is_true(written.sandbox.roles.run.full)
+    assert.equal(4, written.sandbox.roles.run.launches)
+    assert.equal("mount pid network ipc uts", written.sandbox.roles.run.applied.isolation.namespaces)
+    assert.equal(65534, written.sandbox.roles.run.applied.isolation.uid)
     -- drivers and tools, retained with their hashes
     assert.equal(2, #written.drivers)
     for _, d in ipairs(written.drivers) do assert.equal(d.sha256, vkit.hash.file(dir .. "/" .. d.path), d.path) end

@@ -31,7 +31,8 @@ describe("paired execution", function()
     assert.equal(6 * 2 * 2, report.invocations)
     assert.is_false(report.source_proof)
     assert.is_false(report.dependency_closure_checked)
-    assert.is_false(report.os_sandbox)
+    assert.is_true(report.os_sandbox)
+    assert.is_true(report.sandbox.roles.run.full)
     assert.is_false(result.source_proof)
     assert.is_false(result.approval_authority)
     -- repeated raw observations are retained, and every retained file hashes as recorded
@@ -62,20 +63,23 @@ describe("paired execution", function()
 
   it("reports unknown for an unstable observation", function()
     p = python_project(nil, { max_inputs = 2, shrink_limit = 0 })
-    -- Input 99 may return 100 or 101 (both legal); the first call returns
-    -- 100 and every later one 101, so repeated observations disagree.
-    local marker = p.dir .. "/called"
-    local candidate = p.commit({ ["src/score.py"] = ([[
-import os
-def score(x):
-    if x < 50:
-        return 2 * x
-    if os.path.exists(%q):
-        return 101
-    open(%q, "w").close()
-    return 100
-]]):format(marker, marker) }, p.target)
-    local result, report = support.analyse(p, candidate)
+    -- Input 99 may return 100 or 101 (both legal).  A candidate can no
+    -- longer keep a file from one process for the next (the sandbox gives
+    -- each a fresh root), so the second candidate run of input 99 is made
+    -- to print 101 where the first printed 100: repeated observations that
+    -- disagree, deterministically.
+    local candidate = p.commit({ ["src/score.py"] = CONFORMING }, p.target)
+    local ctx, runs = support.ctx(), 0
+    local run = ctx.run_process
+    ctx.run_process = function(spec)
+      local result = run(spec)
+      if support.side_of(spec) == "candidate" and spec.stdin == string.pack("<I4", 99) then
+        runs = runs + 1
+        if runs == 2 then result.stdout = "101\n" end
+      end
+      return result
+    end
+    local result, report = support.analyse(p, candidate, nil, ctx)
     assert.equal("unknown", report.status)
     assert.equal("unstable", report.reason)
     assert.equal("unstable", report.observations[2].candidate.state)

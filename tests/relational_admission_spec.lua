@@ -4,7 +4,7 @@
 -- lying processes).
 local vkit = require "vkit"
 local t = require "tests.support.run"
-local profile = require "vkit.relational.profile"
+local profile = require "vkit.admission.rust"
 local admission = require "vkit.relational.admission"
 
 local DIR = vkit.root .. "/fixtures/relational/admission/"
@@ -188,7 +188,7 @@ describe("admission through the separate process", function()
 
   it("hashes the admission code: the digest of the profile, process and orchestration files", function()
     local code = admission.code_identity()
-    assert.equal(3, #code.files)
+    assert.equal(5, #code.files)
     local files = {}
     for _, rel in ipairs(admission.code_files) do
       files[#files + 1] = { path = rel, sha256 = vkit.hash.file(vkit.root .. "/" .. rel) }

@@ -18,19 +18,24 @@
 --     never the same status as every accepted input conforming)
 --   6 no such run
 --   7 the project is not a Git repository (or not a directory)
+--   8 change certify: every accepted input was observed conforming, but the
+--     candidate is outside the pure-function profile, so its observations
+--     cannot exclude state, observer tampering or environment detection
+--     (the host may accept it with --trust-candidate-code: then 0)
 local fs = require "vkit.fs"
 local boot = require "vkit.boot"
 
 local M = {}
 
 M.EXIT = { ok = 0, refused = 1, usage = 2, infrastructure = 3, pending = 4, sampled = 5, no_such_run = 6,
-           not_a_repository = 7 }
+           not_a_repository = 7, unadmitted = 8 }
 
 M.EXIT_TEXT = [[exit codes (the same for every vkit command):
   0  the claim holds              1  it does not (refused, BLOCKED, violation, unknown, cancelled)
   2  usage error                  3  infrastructure (a run failed; the store is unreadable or corrupt)
   4  still pending after --wait   5  only sampled inputs checked, and they conform
-  6  no such run                  7  the project is not a Git repository]]
+  6  no such run                  7  the project is not a Git repository
+  8  every input conforms, but the candidate is outside the pure-function profile]]
 
 --- A usage error: one line naming the problem and the help to read.
 --  command may be "run show" (the level whose help explains it).

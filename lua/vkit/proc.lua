@@ -10,7 +10,9 @@
 --    spawn(spec)           -> handle: wait([timeout_ms]), cancel(), pid(), close()
 --    open_executable(path) -> exe (exe:sha256(), exe:path()) | nil, message, code
 --    canceller([{signals = {"INT", "TERM"}}]) -> token
---    capabilities()        -> {landlock_abi =, cgroup =, cgroup_reason =}
+--    capabilities()        -> {landlock_abi =, cgroup =, cgroup_reason =,
+--                              isolation =, isolation_reason =}
+--    file_identity(path)   -> "dev:ino:size:mtime:ctime" | nil, message, code
 --    reap_stale_cgroups()  -> {{path, owner_pid, killed, surviving, removed, error}, ...}
 local process = require "vkit.process"
 local policies = require "vkit.policy"
@@ -50,6 +52,7 @@ local FIELDS = {
   pins = is_table,
   rlimits = is_table,
   sandbox = is_table,
+  isolate = is_table,
   cancel = is_handle,
   cgroup = function(v) return v == "auto" or v == "off" or v == "required", '"auto", "off" or "required"' end,
 }
@@ -115,12 +118,20 @@ function M.canceller(opts)
   return token
 end
 
---- What this machine offers: the Landlock ABI (0: none) and whether runs
---  get a cgroup (and if not, why).
+--- What this machine offers: the Landlock ABI (0: none), whether runs
+--  get a cgroup and whether they can be isolated (namespaces and a root of
+--  their own), and if not, why.
 function M.capabilities()
   local cgroup, reason = process.cgroup_available()
-  return { landlock_abi = process.landlock_abi(), cgroup = cgroup, cgroup_reason = reason }
+  local isolation, isolation_reason = process.isolation_available()
+  return { landlock_abi = process.landlock_abi(), cgroup = cgroup, cgroup_reason = reason, isolation = isolation,
+           isolation_reason = isolation_reason }
 end
+
+--- A file's identity (device, inode, size, modification and change times
+--  of the path itself): a pin (spec.pins.identities) that costs one lstat
+--  where a hash reads every byte.
+M.file_identity = process.file_identity
 
 --- Kills what is left in the cgroups of vkit processes that are gone (a
 --  vkit killed by SIGKILL leaves its vkit-<pid> cgroup and whatever its runs

@@ -34,15 +34,24 @@ function M.validate_report(report, dir)
       return nil, ("retained %s changed since the paired execution"):format(r.path)
     end
   end
+  -- The live identity: every declared tool and dependency is still the
+  -- file that was hashed (its identity, as each launch checked it; the
+  -- sandbox denied the launches write access to all of them).
   local identity = report.runtime_identity
   if identity then
+    local ids = {}
+    for _, f in ipairs(identity.identities or {}) do ids[f.path] = f.identity end
+    local function unchanged(path, sha256)
+      if ids[path] then return require("vkit.proc").file_identity(path) == ids[path] end
+      return hash.file(path) == sha256
+    end
     for name, tool in pairs(identity.tools) do
-      if hash.file(tool.path) ~= tool.sha256 then
+      if not unchanged(tool.path, tool.sha256) then
         return nil, ("the live %s (%s) no longer matches the identity the observations ran under"):format(name, tool.path)
       end
     end
     for _, dep in ipairs(identity.dependencies or {}) do
-      if hash.file(dep.path) ~= dep.sha256 then
+      if not unchanged(dep.path, dep.sha256) then
         return nil, ("the live runtime dependency %s no longer matches the identity the observations ran under"):format(
           dep.path)
       end

@@ -78,7 +78,7 @@ function M.toolchain(environment, language)
       return nil, ("the %s toolchain declares no %s"):format(language, name), "unsupported-declaration"
     end
   end
-  return { tools = chain, dependencies = json.kind(chain.dependencies) == "array" and chain.dependencies or {} }
+  return { tools = chain, dependencies = json.kind(chain.dependencies) == "array" and chain.dependencies or json.array() }
 end
 
 --- The closed environment: a plain {NAME = value} table (vkit.proc's shape).

@@ -8,8 +8,23 @@
 --   <input> <value>     the function returned the canonical decimal u32 <value>
 --   <input> !raise      it raised (Python, TypeScript) or panicked (Rust)
 --   <input> !range      it returned something that is not a u32
+--   <input> !crash      (fresh mode) the input's own process ended without
+--                       an answer
 --
--- so one failing input never hides the others.  The lines are written at
+-- so one failing input never hides the others.
+--
+-- Two modes (issue 29).  "batch": one process calls the function once per
+-- input, in the order given: sound for an admitted candidate, which cannot
+-- keep state from one call to the next.  "fresh": each input in fresh
+-- state, as in real use (a fresh process imports the module and calls it
+-- once), for candidates outside the pure profile: Rust and Python fork one
+-- process per input from the driver, after it has read every input and
+-- before anything of the candidate is loaded (the child imports, calls,
+-- answers through a pipe and exits; its stdout goes to stderr); Node cannot
+-- fork, so TypeScript evaluates the compiled module afresh in a new V8
+-- context per input, made from a prototype-less object so that no object
+-- of the driver or of another input is reachable from it.  SEMANTICS says
+-- what each mode's observations are.  The lines are written at
 -- the end, in one piece; the driver itself writes nothing to stderr (Rust's
 -- panic hook is silenced).  Exit status 3 is a bad input encoding, 5 a
 -- failed write: protocol failures, never observations.  The captured module
@@ -18,7 +33,23 @@ local drivers = require "vkit.change.drivers"
 
 local M = {}
 
-M.MARKERS = { raise = true, range = true }
+M.MARKERS = { raise = true, range = true, crash = true }
+
+--- What an observation of each mode is (reports print it).
+M.SEMANTICS = {
+  batch = "batch: one process per batch calls the function once per input, in the order given",
+  ["fork-per-input"] = "fork-per-input: each input in its own process, forked before the candidate is imported; "
+    .. "the module is imported and called once, as in real use",
+  ["fresh-context-per-input"] = "fresh-context-per-input: each input in a new V8 context of the batch's process, "
+    .. "the compiled module evaluated afresh and called once; no object of the driver or of another input is "
+    .. "reachable (Node cannot fork)",
+}
+
+--- The mode for a side: batch when its source is admitted, else fresh.
+function M.mode(language, admitted)
+  if admitted then return "batch" end
+  return language == "typescript" and "fresh-context-per-input" or "fork-per-input"
+end
 
 --- The longest line a driver prints for an input of `digits` digits: the
 --  input, a space, a u32 (10 digits; a marker is shorter) and a newline.
@@ -57,31 +88,35 @@ end
 
 function M.python(module_path, fn)
   return ([[# vkit batch driver (python): every input first, then the candidate.
-import sys
-data = sys.stdin.buffer.read()
-if not data or len(data) %% 4:
-    sys.exit(3)
-xs = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
-import importlib.util
-spec = importlib.util.spec_from_file_location("candidate", %s)
-candidate = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(candidate)
-lines = []
-for x in xs:
-    try:
-        y = candidate.%s(x)
-    except BaseException:
-        lines.append("%%d !raise\n" %% x)
-        continue
-    if type(y) is not int or not 0 <= y <= 0xFFFFFFFF:
-        lines.append("%%d !range\n" %% x)
-    else:
-        lines.append("%%d %%d\n" %% (x, y))
-try:
-    sys.stdout.write("".join(lines))
-    sys.stdout.flush()
-except OSError:
-    sys.exit(5)
+import os, sys
+def main(write=os.write, exit=os._exit, kind=type, integer=int):
+    data = sys.stdin.buffer.read()
+    if not data or len(data) %% 4:
+        exit(3)
+    xs = [integer.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("candidate", %s)
+    candidate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(candidate)
+    lines = []
+    for x in xs:
+        try:
+            y = candidate.%s(x)
+        except BaseException:
+            lines.append(b"%%d !raise\n" %% x)
+            continue
+        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
+            lines.append(b"%%d !range\n" %% x)
+        else:
+            lines.append(b"%%d %%d\n" %% (x, y))
+    out = b"".join(lines)
+    while out:
+        try:
+            out = out[write(1, out):]
+        except OSError:
+            exit(5)
+    exit(0)
+main()
 ]]):format(drivers.literal(module_path), fn)
 end
 
@@ -89,28 +124,213 @@ function M.typescript(compiled_path, fn)
   return ([['use strict';
 // vkit batch driver (typescript, compiled by the pinned native tsc): every input first, then the candidate.
 const fs = require('fs');
+const writeSync = fs.writeSync, isInteger = Number.isInteger, exit = process.exit, bytesOf = Buffer.from;
 const data = fs.readFileSync(0);
-if (data.length === 0 || data.length %% 4 !== 0) process.exit(3);
+if (data.length === 0 || data.length %% 4 !== 0) exit(3);
 const xs = [];
 for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
 const candidate = require(%s);
-const lines = [];
-for (const x of xs) {
+let out = '';
+for (let i = 0; i < xs.length; i++) {
+  const x = xs[i];
   let y;
   try {
     y = candidate.%s(x);
   } catch (e) {
-    lines.push(x + ' !raise\n');
+    out += x + ' !raise\n';
     continue;
   }
-  if (!Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) lines.push(x + ' !range\n');
-  else lines.push(x + ' ' + String(y) + '\n');
+  if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) out += x + ' !range\n';
+  else out += x + ' ' + y + '\n';
 }
-const out = Buffer.from(lines.join(''));
+const bytes = bytesOf(out);
 let off = 0;
-while (off < out.length) {
+while (off < bytes.length) {
   try {
-    off += fs.writeSync(1, out, off, out.length - off);
+    off += writeSync(1, bytes, off, bytes.length - off);
+  } catch (e) {
+    if (e.code !== 'EAGAIN') exit(5);
+  }
+}
+]]):format(drivers.literal(compiled_path), fn)
+end
+
+function M.rust_fresh(module_path, fn)
+  return ([==[// vkit batch driver (rust, fork per input): every input first, then one fresh process per input.
+use std::io::{Read, Write};
+
+#[path = %s]
+mod candidate;
+
+extern "C" {
+    fn fork() -> i32;
+    fn pipe(fds: *mut i32) -> i32;
+    fn read(fd: i32, buf: *mut u8, n: usize) -> isize;
+    fn write(fd: i32, buf: *const u8, n: usize) -> isize;
+    fn close(fd: i32) -> i32;
+    fn dup2(from: i32, to: i32) -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn _exit(code: i32) -> !;
+}
+
+fn main() {
+    let mut input = Vec::new();
+    if std::io::stdin().read_to_end(&mut input).is_err() || input.is_empty() || input.len() %% 4 != 0 {
+        std::process::exit(3);
+    }
+    let xs: Vec<u32> = input.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut out = String::with_capacity(xs.len() * 22);
+    for &x in &xs {
+        let mut fds = [0i32; 2];
+        let pid = unsafe {
+            if pipe(fds.as_mut_ptr()) != 0 {
+                std::process::exit(6);
+            }
+            fork()
+        };
+        if pid < 0 {
+            std::process::exit(6);
+        }
+        if pid == 0 {
+            unsafe {
+                close(fds[0]);
+                dup2(2, 1);
+            }
+            let line = match std::panic::catch_unwind(|| -> u32 { candidate::%s(x) }) {
+                Ok(y) => format!("{} {}\n", x, y),
+                Err(_) => format!("{} !raise\n", x),
+            };
+            unsafe {
+                write(fds[1], line.as_ptr(), line.len());
+                _exit(0);
+            }
+        }
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 64];
+        unsafe {
+            close(fds[1]);
+            loop {
+                let n = read(fds[0], chunk.as_mut_ptr(), chunk.len());
+                if n <= 0 {
+                    break;
+                }
+                answer.extend_from_slice(&chunk[..n as usize]);
+            }
+            close(fds[0]);
+            let mut status = 0i32;
+            waitpid(pid, &mut status, 0);
+        }
+        let text = String::from_utf8_lossy(&answer);
+        let prefix = format!("{} ", x);
+        if text.starts_with(&prefix) && text.ends_with('\n') && text.matches('\n').count() == 1 {
+            out.push_str(&text);
+        } else {
+            out.push_str(&format!("{} !crash\n", x));
+        }
+    }
+    let mut stdout = std::io::stdout();
+    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
+        std::process::exit(5);
+    }
+}
+]==]):format(drivers.literal(module_path), fn)
+end
+
+function M.python_fresh(module_path, fn)
+  return ([[# vkit batch driver (python, fork per input): every input first, then one fresh process per input.
+import os, sys
+def observe(x, fd, write=os.write, exit=os._exit, kind=type, integer=int, dup2=os.dup2):
+    dup2(2, 1)
+    try:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("candidate", %s)
+        candidate = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(candidate)
+        y = candidate.%s(x)
+    except BaseException:
+        line = b"%%d !raise\n" %% x
+    else:
+        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
+            line = b"%%d !range\n" %% x
+        else:
+            line = b"%%d %%d\n" %% (x, y)
+    write(fd, line)
+    exit(0)
+def main():
+    data = sys.stdin.buffer.read()
+    if not data or len(data) %% 4:
+        os._exit(3)
+    xs = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+    lines = []
+    for x in xs:
+        try:
+            r, w = os.pipe()
+            pid = os.fork()
+        except OSError:
+            os._exit(6)
+        if pid == 0:
+            os.close(r)
+            observe(x, w)
+        os.close(w)
+        chunks = []
+        while True:
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(r)
+        os.waitpid(pid, 0)
+        answer = b"".join(chunks)
+        if answer.startswith(b"%%d " %% x) and answer.endswith(b"\n") and answer.count(b"\n") == 1:
+            lines.append(answer)
+        else:
+            lines.append(b"%%d !crash\n" %% x)
+    out = b"".join(lines)
+    while out:
+        try:
+            out = out[os.write(1, out):]
+        except OSError:
+            os._exit(5)
+main()
+]]):format(drivers.literal(module_path), fn)
+end
+
+function M.typescript_fresh(compiled_path, fn)
+  return ([['use strict';
+// vkit batch driver (typescript, a fresh V8 context per input): every input first, then the candidate.
+const fs = require('fs');
+const vm = require('vm');
+const data = fs.readFileSync(0);
+if (data.length === 0 || data.length %% 4 !== 0) process.exit(3);
+const xs = [];
+for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
+const code = '(function () { var exports = {}; var module = { exports: exports };
+'
+  + fs.readFileSync(%s, 'utf8') + '
+return module.exports; })()';
+const script = new vm.Script(code);
+let out = '';
+for (const x of xs) {
+  let line;
+  try {
+    const context = vm.createContext(Object.create(null));
+    const y = script.runInContext(context).%s(x);
+    if (typeof y !== 'number' || !Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) line = x + ' !range
+';
+    else line = x + ' ' + y + '
+';
+  } catch (e) {
+    line = x + ' !raise
+';
+  }
+  out += line;
+}
+const bytes = Buffer.from(out);
+let off = 0;
+while (off < bytes.length) {
+  try {
+    off += fs.writeSync(1, bytes, off, bytes.length - off);
   } catch (e) {
     if (e.code !== 'EAGAIN') process.exit(5);
   }
@@ -118,11 +338,20 @@ while (off < out.length) {
 ]]):format(drivers.literal(compiled_path), fn)
 end
 
---- The driver file name and source for a side (sides.prepare's driver).
-function M.driver(language, module_path, fn, compiled_path)
-  if language == "rust" then return "batch.rs", M.rust(module_path, fn) end
-  if language == "python" then return "batch.py", M.python(module_path, fn) end
-  return "batch.js", M.typescript(compiled_path, fn)
+local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
+local SOURCES = {
+  batch = { rust = M.rust, python = M.python, typescript = M.typescript },
+  ["fork-per-input"] = { rust = M.rust_fresh, python = M.python_fresh },
+  ["fresh-context-per-input"] = { typescript = M.typescript_fresh },
+}
+
+--- The driver file name and source for a side (sides.prepare's driver):
+--  module_path is the captured module (compiled_path the compiled one, for
+--  TypeScript) as the side's processes see it; admitted, whether the
+--  side's source is inside the pure profile (vkit.change.admission).
+function M.driver(language, module_path, fn, compiled_path, admitted)
+  local make = SOURCES[M.mode(language, admitted)][language]
+  return FILES[language], make(language == "typescript" and compiled_path or module_path, fn)
 end
 
 --- Parses a batch's stdout against the inputs it was given, in order.

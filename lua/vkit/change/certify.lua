@@ -78,9 +78,11 @@ function M.plan(method, language, kani_pin)
 end
 
 -- The options one method runs with: its own budget, the run's cancellation.
-local function method_options(method, repo, dir, ctx, payload, sampled)
+local function method_options(method, repo, dir, ctx, payload, sampled, shared)
   return {
     repo = repo, dir = dir, ctx = ctx, run_id = ctx.run_id, sampled = sampled,
+    -- the toolchain is hashed in full once per certification, not per method
+    toolchain_cache = shared.toolchain_cache,
     kani_toolchain = payload.kani_toolchain,
     -- finite_paired and exhaustive: 300 s from this method's start (after Git preflight)
     deadline_at = sys.monotonic_ms() + limits.paired.deadline_ms,
@@ -90,8 +92,19 @@ local function method_options(method, repo, dir, ctx, payload, sampled)
   }
 end
 
+--- What the summary says of the candidate's admission (vkit.change.admission).
+function M.admission_summary(record)
+  local r = record.refusal ~= json.null and record.refusal or nil
+  return { admitted = record.admitted, profile = record.profile, source = record.source.path,
+           source_sha256 = record.source.sha256 or json.null,
+           rule = r and r.rule or json.null, at = r and r.at or json.null, message = r and r.message or json.null,
+           not_established = (not record.admitted) and require("vkit.change.admission").not_established(record)
+             or json.null }
+end
+
 --- Runs a certification.  payload = {project, request (decoded), trusted_target,
---  method, kani_toolchain (decoded pin or nil)}; ctx = a job-store context
+--  method, kani_toolchain (decoded pin or nil), trust_candidate_code (the
+--  host's --trust-candidate-code: true or absent)}; ctx = a job-store context
 --  {attempt_dir, run_id, cancelled(), run_process(spec), progress}.
 --  Returns the summary table (also written to <attempt>/certification.v1.json).
 function M.run(payload, ctx)
@@ -100,8 +113,10 @@ function M.run(payload, ctx)
   -- this directory and could plant a link where these files go.
   local rd = assert(require("vkit.run_dir").open(dir))
   local repo = assert(require("vkit.git").open(payload.project))
+  local trusted = payload.trust_candidate_code == true
   local summary = { schema_version = 1, source_proof = false, approval_authority = false,
-                    methods = json.array(), method_requested = payload.method }
+                    methods = json.array(), method_requested = payload.method, trust_candidate_code = trusted,
+                    candidate_admission = json.null, not_established = json.array() }
   local function finish(outcome, combined)
     summary.outcome = outcome
     local known = combine.outcome(outcome)
@@ -130,12 +145,13 @@ function M.run(payload, ctx)
     return finish("blocked")
   end
   local results, sampled = {}, nil
+  local shared = { toolchain_cache = {} }
   for _, method in ipairs(plan) do
     if ctx.cancelled() then return finish("cancelled") end
     local method_dir = dir .. "/" .. method
     assert(fs.mkdirs(method_dir))
     local runner = require(methods.LIST[method].module)
-    local result = runner.run(bound, method_options(method, repo, method_dir, ctx, payload, sampled))
+    local result = runner.run(bound, method_options(method, repo, method_dir, ctx, payload, sampled, shared))
     if result.paired then sampled = result.paired end
     local report_path = method .. "/" .. result.report
     local entry = {
@@ -145,11 +161,24 @@ function M.run(payload, ctx)
       report = report_path, report_sha256 = assert(hash.file(dir .. "/" .. report_path)),
       coverage = result.coverage or json.null, cuts = result.cuts or json.array(), budget = result.budget or json.null,
     }
+    entry.admitted = combine.admitted { method = method, admitted = result.admitted }
     summary.methods[#summary.methods + 1] = entry
-    results[#results + 1] = { method = method, status = result.status, coverage = result.coverage }
+    results[#results + 1] = { method = method, status = result.status, coverage = result.coverage,
+                              admitted = result.admitted }
+    if result.admission and summary.candidate_admission == json.null then
+      summary.candidate_admission = M.admission_summary(result.admission)
+    end
     if ctx.cancelled() then return finish("cancelled") end
   end
-  local combined = combine.combine(results)
+  local combined = combine.combine(results, { trust_candidate_code = trusted })
+  local a = summary.candidate_admission
+  if a ~= json.null and not a.admitted then
+    summary.not_established[#summary.not_established + 1] = a.not_established
+    if trusted then
+      summary.not_established[#summary.not_established + 1] = "the host accepted this candidate with "
+        .. "--trust-candidate-code: its conformance rests on that trust, not on the pure profile"
+    end
+  end
   return finish(combined.outcome, combined)
 end
 

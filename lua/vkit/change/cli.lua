@@ -45,9 +45,14 @@ function M.submit(store, fields)
       return nil, "the Kani toolchain pin is not a closed-format pin: " .. tostring(pin_problem), "kani-pin-invalid"
     end
   end
+  if fields.trust_candidate_code ~= nil and type(fields.trust_candidate_code) ~= "boolean" then
+    return nil, "trust_candidate_code must be a boolean", "request-invalid"
+  end
   local id = store:submit("change-certify", {
     project = store.project, request = fields.request, trusted_target = fields.trusted_target, method = method,
     kani_toolchain = fields.kani_toolchain,
+    -- the host's choice (--trust-candidate-code), never the request's
+    trust_candidate_code = fields.trust_candidate_code == true or nil,
   })
   store:ensure_worker()
   return id
@@ -69,6 +74,9 @@ function M.shadow(store, run)
     out.blocked = s.blocked or json.null
     out.target = s.target or json.null
     out.candidate = s.candidate or json.null
+    out.trust_candidate_code = s.trust_candidate_code == true
+    out.candidate_admission = s.candidate_admission or json.null
+    out.not_established = s.not_established or json.array()
   else
     out.methods = json.array()
     out.blocked = json.null
@@ -121,6 +129,15 @@ function M.print_human(shadow, print)
     print(("requirement %s: %s"):format(shadow.requirement.source, shadow.requirement.statement))
     print("intent " .. shadow.intent_digest)
   end
+  local a = shadow.candidate_admission
+  if a and a ~= json.null then
+    if a.admitted then
+      print(("candidate admitted: %s is inside the %s profile"):format(a.source, a.profile))
+    else
+      print(("candidate not admitted: %s at %s: %s"):format(a.rule, a.at, a.message))
+    end
+  end
+  if shadow.trust_candidate_code then print("--trust-candidate-code: the host accepts a candidate outside the pure profile") end
   if shadow.blocked and shadow.blocked ~= json.null then
     print(("blocked at %s: %s (%s)"):format(shadow.blocked.stage, shadow.blocked.message, shadow.blocked.reason))
   end
@@ -132,6 +149,9 @@ function M.print_human(shadow, print)
   end
   if shadow.error ~= json.null and shadow.error then print("error: " .. shadow.error) end
   print("source_proof: false  approval_authority: false")
+  for _, line in ipairs(json.kind(shadow.not_established) == "array" and shadow.not_established or {}) do
+    print("Not established: " .. line)
+  end
   for _, m in ipairs(shadow.methods) do
     local known = methods.LIST[m.method]
     if known then print("Not established (" .. m.method .. "): " .. known.not_established) end

@@ -2,7 +2,12 @@
 --
 -- Each driver reads exactly four little-endian input bytes from stdin
 -- BEFORE it imports the candidate module or calls its function, then
--- prints one canonical decimal u32 line.  The captured module is used as
+-- prints one canonical decimal u32 line.  What reports the value is taken
+-- before the candidate is imported (Python's os.write, type and int;
+-- Node's fs.writeSync, Number.isInteger and String), so a candidate that
+-- replaces sys.stdout, os.write or fs.writeSync at import does not change
+-- what is reported (an admitted candidate cannot reach any of them; this
+-- is for the others).  The captured module is used as
 -- it is: Rust includes the file as a separate module with #[path], Python
 -- loads it from its path, TypeScript requires the compiled file.  Exit
 -- statuses 3 (bad input) and 4 (a return value that is not a u32) are
@@ -42,20 +47,24 @@ end
 
 function M.python(module_path, fn)
   return ([[# vkit fixed driver (python): input first, then the candidate.
-import sys
-data = sys.stdin.buffer.read()
-if len(data) != 4:
-    sys.exit(3)
-x = int.from_bytes(data, "little")
-import importlib.util
-spec = importlib.util.spec_from_file_location("candidate", %s)
-candidate = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(candidate)
-y = candidate.%s(x)
-if type(y) is not int or not 0 <= y <= 0xFFFFFFFF:
-    sys.exit(4)
-sys.stdout.write("%%d\n" %% y)
-sys.stdout.flush()
+import os, sys
+def main(write=os.write, exit=os._exit, kind=type, integer=int):
+    data = sys.stdin.buffer.read()
+    if len(data) != 4:
+        exit(3)
+    x = integer.from_bytes(data, "little")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("candidate", %s)
+    candidate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(candidate)
+    y = candidate.%s(x)
+    if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
+        exit(4)
+    line = b"%%d\n" %% y
+    if write(1, line) != len(line):
+        exit(5)
+    exit(0)
+main()
 ]]):format(literal(module_path), fn)
 end
 
@@ -63,13 +72,14 @@ function M.typescript(compiled_path, fn)
   return ([['use strict';
 // vkit fixed driver (typescript, compiled by the pinned native tsc): input first, then the candidate.
 const fs = require('fs');
+const writeSync = fs.writeSync, isInteger = Number.isInteger, text = String, exit = process.exit;
 const data = fs.readFileSync(0);
-if (data.length !== 4) process.exit(3);
+if (data.length !== 4) exit(3);
 const x = data.readUInt32LE(0);
 const candidate = require(%s);
 const y = candidate.%s(x);
-if (!Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) process.exit(4);
-fs.writeSync(1, String(y) + '\n');
+if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) exit(4);
+writeSync(1, text(y) + '\n');
 ]]):format(literal(compiled_path), fn)
 end
 

@@ -102,7 +102,7 @@ local function run_batch(runner, setup, batch, passes, run_id, outcomes)
           ("the stdin bytes of batch %s do not encode its inputs"):format(batch.index))
         return "input-encoding"
       end
-      local spec = toolchain.run_spec(setup.binding.language, setup.chain, setup.sides[s], setup.env, bytes)
+      local spec = toolchain.run_spec(setup.binding.language, setup, setup.sides[s], bytes)
       runner.progress(("exhaustive: batch %s (%d inputs, %d..%d) pass %d %s"):format(batch.index, #order,
         batch.inputs[1], batch.inputs[#batch.inputs], pass, s))
       local result, why = runner:launch(("batch %s pass %d %s"):format(batch.index, pass, s), spec,
@@ -126,7 +126,7 @@ local function run_batch(runner, setup, batch, passes, run_id, outcomes)
           return "protocol"
         end
         for i, x in ipairs(order) do stage(staged, s, x, pass, parsed[i]) end
-      elseif st == "exited" and (result.code == 3 or result.code == 5) then
+      elseif st == "exited" and (result.code == 3 or result.code == 5 or result.code == 6) then
         runner:problem("infrastructure_failure", "protocol",
           ("the %s batch driver reported a protocol failure (exit %d)"):format(s, result.code))
         return "protocol"
@@ -292,20 +292,27 @@ function M.run(bound, opts)
     report.status, report.reason, report.message = status, reason, message or json.null
     report.coverage = coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs")
     runner:write_report(report, M.REPORT)
+    local candidate = report.admission and report.admission.candidate
     return { status = status, reason = reason, message = message, report = M.REPORT, coverage = report.coverage,
-             cuts = runner.cuts,
+             cuts = runner.cuts, admitted = candidate and candidate.admitted or false, admission = candidate,
              budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
                         deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started },
              record = report }
   end
 
-  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, batch_drivers.driver)
+  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, batch_drivers.driver, opts)
   local known = setup or partial
   report.language = known and known.binding and known.binding.language or json.null
   if not setup then return finish(status, reason, message) end
   report.runtime_identity = setup.runtime_identity
   report.source_captures = setup.source_captures
   report.drivers, report.builds = sides_mod.files(setup)
+  report.admission = setup.admission
+  report.semantics = json.object()
+  for _, s in ipairs(SIDES) do
+    local mode = batch_drivers.mode(setup.binding.language, setup.admission[s].admitted)
+    report.semantics[s] = { mode = mode, meaning = batch_drivers.SEMANTICS[mode] }
+  end
 
   local policy = setup.observation_policy
   local passes = math.max(cfg.min_passes, policy.repetitions)
@@ -348,6 +355,7 @@ function M.run(bound, opts)
   -- Retained hashes are checked before the report is serialised.
   local retained_ok = runner:check_retained()
   report.os_sandbox = runner:os_sandbox()
+  report.sandbox = runner:sandbox_record(setup.plan)
   if not retained_ok then return finish("infrastructure_failure", "retained-artifact-changed") end
   if #violations > 0 then
     local v = violations[1]

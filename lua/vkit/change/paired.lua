@@ -43,7 +43,8 @@ M.SIDES = sides_mod.SIDES
 
 --- Runs one side on one input `reps` times; returns the side observation
 --  {state = value|unstable|failed|protocol-error|timeout|not-run, value, runs}.
-local function observe(runner, language, chain, side, env, input, reps, deadline_ms)
+local function observe(runner, setup, side, input, reps, deadline_ms)
+  local language = setup.binding.language
   local runs = json.array()
   for r = 1, reps do
     local bytes = drivers.encode_inputs { input }
@@ -53,7 +54,7 @@ local function observe(runner, language, chain, side, env, input, reps, deadline
         ("the stdin bytes for input %d do not encode that input"):format(input))
       return { state = "protocol-error", runs = runs, reason = "input-encoding" }
     end
-    local spec = toolchain.run_spec(language, chain, side, env, bytes)
+    local spec = toolchain.run_spec(language, setup, side, bytes)
     local result, why = runner:launch(("run %s input %d rep %d"):format(side.name, input, r), spec, deadline_ms,
       { setting = "process_deadline_ms" })
     if not result then return { state = "not-run", reason = why, runs = runs } end
@@ -94,7 +95,7 @@ local function observe_pair(runner, setup, input)
   local policy = setup.observation_policy
   local o = { input = input }
   for _, s in ipairs(M.SIDES) do
-    o[s] = observe(runner, setup.binding.language, setup.chain, setup.sides[s], setup.env, input, policy.repetitions,
+    o[s] = observe(runner, setup, setup.sides[s], input, policy.repetitions,
       policy.process_deadline_ms)
   end
   return o
@@ -209,11 +210,14 @@ function M.run(bound, opts)
     return runner:write_report(report, M.REPORT)
   end
 
-  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, toolchain.driver)
+  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, toolchain.driver, opts)
   report.language = (setup or partial or {}).binding and (setup or partial).binding.language or json.null
   if not setup then return finish(status, reason, message) end
   report.runtime_identity = setup.runtime_identity
   report.source_captures = setup.source_captures
+  report.admission = setup.admission
+  report.semantics = { mode = "process-per-input", meaning = "process-per-input: each input and repetition in its "
+    .. "own process, which imports the module and calls it once, as in real use" }
 
   local claim = bound.request.claim
   local policy = setup.observation_policy
@@ -240,6 +244,7 @@ function M.run(bound, opts)
   -- Retained hashes are checked before the report is serialised.
   local retained_ok = runner:check_retained()
   report.os_sandbox = runner:os_sandbox()
+  report.sandbox = runner:sandbox_record(setup.plan)
   local selected_observed = 0
   for _, o in ipairs(observations) do if not o.shrink then selected_observed = selected_observed + 1 end end
   local final_status, final_reason = decide_status(runner, observations, #selected, claim, retained_ok)

@@ -14,6 +14,7 @@ local hash = require "vkit.hash"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local run_dir_mod = require "vkit.run_dir"
+local sandbox = require "vkit.change.sandbox"
 local limits = require("vkit.policy").limits.paired
 
 local M = {}
@@ -37,7 +38,7 @@ function M.new(opts)
     records = json.array(),
     retained = {},      -- relative path -> sha256
     problems = {},      -- {status, reason, message}
-    sandboxes = {},
+    sandboxes = {},     -- per launch: {role, record, full}
     cuts = json.array(),
     cut_settings = {},
   }, Runner)
@@ -96,7 +97,8 @@ end
 --  vkit.proc result, or nil and "budget", "deadline" or "cancelled".
 --  how = {setting = name of the observation-policy setting deadline_ms
 --  comes from (a cut is recorded when the deadline shortens it),
---  stdin_file = true to retain stdin as a file instead of hex}.
+--  stdin_file = true to retain stdin as a file instead of hex,
+--  role = "build" | "run" (default), for the sandbox record}.
 function Runner:launch(label, spec, deadline_ms, how)
   how = how or {}
   if self.invocations >= self.max_invocations then return nil, "budget" end
@@ -119,12 +121,16 @@ function Runner:launch(label, spec, deadline_ms, how)
   local result = self.ctx.run_process(spec)
   self:retain(base .. ".stdout", result.stdout or "")
   self:retain(base .. ".stderr", result.stderr or "")
-  self.sandboxes[#self.sandboxes + 1] = result.sandbox or "none"
+  if result.status ~= "launch-failed" and result.status ~= "pin-mismatch" then
+    local applied, full = sandbox.applied(result)
+    self.sandboxes[#self.sandboxes + 1] = { role = how.role or "run", applied = applied, full = full }
+  end
   local record = {
     n = n, label = label, argv = spec.argv, status = result.status, code = result.code or json.null,
     signal = result.signal or json.null, wall_ms = result.wall_ms or json.null,
     stdout = text(result.stdout or ""), stderr = text(result.stderr or ""),
     exe_sha256 = result.exe_sha256 or json.null, error = result.error or json.null,
+    isolation = result.isolation or "none", landlock = result.sandbox or "none",
   }
   if how.stdin_file then record.stdin = stdin
   else record.stdin_hex = spec.stdin and hex(spec.stdin) or json.null end
@@ -154,11 +160,31 @@ function Runner:check_retained()
   return ok
 end
 
---- True only if a sandbox was really applied to every launch.
+--- True only if the full sandbox (namespaces, a private root, Landlock)
+--  was really applied to every launch that ran.
 function Runner:os_sandbox()
   if #self.sandboxes == 0 then return false end
-  for _, sb in ipairs(self.sandboxes) do if sb == "none" then return false end end
+  for _, sb in ipairs(self.sandboxes) do if not sb.full then return false end end
   return true
+end
+
+--- What the report says of the sandbox: the plan (why it is weaker, if it
+--  is), and per role what was applied to its launches (the first launch's
+--  record, and whether every launch of the role had the full sandbox).
+function Runner:sandbox_record(plan)
+  local roles = json.object()
+  for _, sb in ipairs(self.sandboxes) do
+    local r = roles[sb.role]
+    if not r then
+      r = { applied = sb.applied, launches = 0, full = true }
+      roles[sb.role] = r
+    end
+    r.launches = r.launches + 1
+    r.full = r.full and sb.full
+  end
+  return { isolated = plan and plan.isolated or false, reason = plan and plan.reason or json.null,
+           layout = plan and plan.isolated and sandbox.layout() or json.null,
+           roles = roles, os_sandbox = self:os_sandbox() }
 end
 
 --- The retained files as a sorted [{path, sha256}] list.

@@ -14,7 +14,8 @@ local request_command = require "vkit.commands.change.request"
 
 local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json --trusted-target COMMIT
                            [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
-                           [--kani-toolchain PIN.json] [--store URL] [--wait S] [--json]
+                           [--kani-toolchain PIN.json] [--trust-candidate-code]
+                           [--store URL] [--wait S] [--json]
 
 Binds the request (base and candidate commits, accepted intent digest,
 finite claim) to the accepted intent at the host's exact --trusted-target,
@@ -34,6 +35,10 @@ options:
                          finite_paired, exhaustive, rust_exhaustive (vkit's
                          own) or rust_kani
   --kani-toolchain FILE  the host's closed-format Kani toolchain pin (JSON)
+  --trust-candidate-code accept a candidate outside the pure-function profile
+                         at exit 0 when every accepted input conforms
+                         (outcome all_inputs_conform_trusted); without it such
+                         a candidate ends unadmitted_conform, exit 6
   --wait S               seconds to wait, a decimal from 0 to 60 (default 0)
   --json                 the shadow summary as JSON on stdout
   --help                 this text
@@ -80,7 +85,7 @@ return {
       return cli.usage_error("change needs one of the actions: certify, intent init, request", "change")
     end
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
-      flags = { json = true },
+      flags = { json = true, trust_candidate_code = true },
       options = { project = "string", request = "string", trusted_target = "string", method = "string",
                   kani_toolchain = "string", wait = "number", store = "string" },
     })
@@ -110,7 +115,8 @@ return {
     if not store then return status end
     local id
     id, message = change_cli.submit(store, { request = request, trusted_target = opts.trusted_target,
-                                             method = opts.method, kani_toolchain = pin })
+                                             method = opts.method, kani_toolchain = pin,
+                                             trust_candidate_code = opts.trust_candidate_code or nil })
     if not id then return usage_error(message) end
     local run = change_cli.wait(store, id, opts.wait or 0, function(text) io.stderr:write(text) end)
     local shadow = change_cli.shadow(store, run)

@@ -1,24 +1,29 @@
---- `vkit ts_admit [--function NAME]`: the separate admission process.
+--- `vkit ts_admit [--language rust|python|typescript] [--function NAME]`:
+-- the separate admission process.
 --
--- Reads one Rust source from stdin, parses it with the compiled-in
--- tree-sitter grammar, applies the node/depth limits and the admission
--- profile, and writes exactly one JSON object and a newline to stdout
+-- Reads one source from stdin, parses it with the compiled-in tree-sitter
+-- grammar of its language (Rust by default), applies the node/depth limits
+-- and the language's admission profile (vkit.admission.<language>: Rust's
+-- relational profile, the pure-function profiles of Python and
+-- TypeScript), and writes exactly one JSON object and a newline to stdout
 -- (schema "vkit.ts-admit.v1").  Exit 0 whether the source is admitted or
 -- refused; any other exit, any stderr output, or any other stdout makes
 -- the parent (vkit.relational.admission) fail the admission.  Running the
 -- parser here keeps a crash, a hang or a flood of output in a process the
 -- parent can bound and kill.
 local vkit = require "vkit"
-local profile = require "vkit.relational.profile"
+local LANGUAGES = { rust = true, python = true, typescript = true }
 
 local M = {
-  summary = "internal: parse and admit one Rust source from stdin (used by admission)",
-  usage = [[usage: vkit ts_admit [--function NAME] < SOURCE.rs
+  summary = "internal: parse and admit one source from stdin (used by admission)",
+  usage = [[usage: vkit ts_admit [--language rust|python|typescript] [--function NAME] < SOURCE
 
-Internal: parses one Rust source from standard input with the compiled-in
-tree-sitter grammar, applies the admission profile's limits and rules, and
-writes one JSON object (schema vkit.ts-admit.v1) to standard output.  The
-Rust relational method runs it as a separate process it can bound and kill.
+Internal: parses one source from standard input with the compiled-in
+tree-sitter grammar of its language (default rust), applies that
+language's admission profile's limits and rules, and writes one JSON
+object (schema vkit.ts-admit.v1) to standard output.  The Rust relational
+method and the admission of change candidates run it as a separate
+process they can bound and kill.
 
 exit codes: 0 (admitted or refused: the JSON says which), 2 usage]],
 }
@@ -48,14 +53,20 @@ function M.response(source, result, parser)
 end
 
 function M.run(argv)
-  local opts, err = require("vkit.args").parse(argv, { options = { ["function"] = "string" }, max = 0 })
+  local opts, err = require("vkit.args").parse(argv, { options = { ["function"] = "string", language = "string" },
+                                                        max = 0 })
   if not opts then return require("vkit.cli").usage_error(err, "ts_admit") end
+  local language = opts.language or "rust"
+  if not LANGUAGES[language] then
+    return require("vkit.cli").usage_error(("unknown language %q"):format(language), "ts_admit")
+  end
+  local profile = require("vkit.admission." .. language)
   local limits = vkit.policies.limits.admission
   -- One byte past the limit is enough to refuse the source as too large.
   local source = io.stdin:read(limits.max_source_bytes + 1) or ""
   local ts = require "vkit.ts"
   local result = profile.admit(ts, source, limits, { expected_function = opts["function"] })
-  io.stdout:write(vkit.json.encode(M.response(source, result, ts.identity())), "\n")
+  io.stdout:write(vkit.json.encode(M.response(source, result, ts.identity(language))), "\n")
   return 0
 end
 

@@ -14,30 +14,24 @@
 -- from) and the SHA-256 of the admission code.  The deadline and cap bound
 -- time and output only: there is no OS memory quota.
 local vkit = require "vkit"
-local profile = require "vkit.relational.profile"
+local profile = require "vkit.admission.rust"
+local process = require "vkit.admission.process"
 
 local M = {}
 
 M.schema = "vkit.rust-source-admission.v1"
-M.response_schema = "vkit.ts-admit.v1"
+M.response_schema = process.response_schema
+M.failures = process.failures
+M.bounds = process.bounds
+M.process_failure = process.process_failure
 
 --- The files whose bytes define admission (paths under vkit.root).
 M.code_files = {
   "lua/vkit/commands/ts_admit.lua",
   "lua/vkit/relational/admission.lua",
-  "lua/vkit/relational/profile.lua",
-}
-
-M.failures = {
-  admission_unavailable = "the process launcher (vkit.proc) is not available",
-  admission_launch_failed = "the admission process could not be started",
-  admission_crashed = "the admission process was killed by a signal",
-  admission_timeout = "the admission process exceeded its deadline",
-  admission_output_capped = "the admission process exceeded its output cap",
-  admission_exit_status = "the admission process exited with a failure status",
-  admission_malformed_response = "the admission process gave a malformed response",
-  admission_source_mismatch = "the admission process answered for different source bytes",
-  admission_parser_mismatch = "the admission process reported a different parser identity",
+  "lua/vkit/admission/rust.lua",
+  "lua/vkit/admission/syntax.lua",
+  "lua/vkit/admission/process.lua",
 }
 
 --- SHA-256 of the admission code: the evidence digest of its files.
@@ -50,99 +44,6 @@ function M.code_identity()
   return { sha256 = assert(vkit.hash.evidence_digest(files)), files = files }
 end
 
-local function is_int(v, min, max)
-  return math.type(v) == "integer" and v >= min and (max == nil or v <= max)
-end
-
-local function is_name(v)
-  return type(v) == "string" and v:match "^[%a_][%w_]*$" ~= nil
-end
-
-local COMMON = { "schema", "source_sha256", "source_bytes", "admitted", "nodes", "depth", "parser" }
-local ADMITTED = { "function", "parameter" }
-local REFUSED = { "reason", "offset", "line", "column", "kind", "message" }
-
--- nil when the response is well formed for this source, else why not.
-local function response_problem(r, source)
-  if vkit.json.kind(r) ~= "object" then return "the response is not a JSON object" end
-  if r.schema ~= M.response_schema then return "unknown response schema" end
-  local expected = {}
-  for _, k in ipairs(COMMON) do expected[k] = true end
-  for _, k in ipairs(r.admitted == true and ADMITTED or REFUSED) do expected[k] = true end
-  for k in pairs(r) do
-    if not expected[k] then return ("unexpected field %q"):format(tostring(k)) end
-  end
-  for k in pairs(expected) do
-    if r[k] == nil then return ("missing field %q"):format(k) end
-  end
-  if type(r.admitted) ~= "boolean" then return "admitted is not a boolean" end
-  if not vkit.hash.is_digest(r.source_sha256) then -- 64 lowercase hex digits, as vkit writes them
-    return "source_sha256 is not a SHA-256"
-  end
-  if not is_int(r.source_bytes, 0) then return "source_bytes is not a count" end
-  local null = vkit.json.null
-  if not ((r.nodes == null and r.depth == null) or (is_int(r.nodes, 1) and is_int(r.depth, 1))) then
-    return "nodes and depth must both be counts or both null"
-  end
-  if vkit.json.kind(r.parser) ~= "object" then return "parser is not an object" end
-  if r.admitted then
-    if not is_name(r["function"]) or not is_name(r.parameter) then return "function or parameter is not a name" end
-    if r.nodes == null then return "an admitted source must report its tree size" end
-  else
-    if not profile.reasons[r.reason] then return ("unknown refusal reason %q"):format(tostring(r.reason)) end
-    if not is_int(r.offset, 0, #source) then return "offset is outside the source" end
-    if not is_int(r.line, 1) or not is_int(r.column, 1) then return "line or column is not a position" end
-    if type(r.kind) ~= "string" or type(r.message) ~= "string" then return "kind or message is not text" end
-  end
-  return nil
-end
-
--- Exactly one JSON document and one newline, decoded strictly.
-local function decode_response(stdout)
-  if stdout:sub(-1) ~= "\n" then return nil, "the response does not end with a newline" end
-  local body = stdout:sub(1, -2)
-  if body:find("\n", 1, true) then return nil, "the response is more than one line" end
-  local value, message = vkit.json.decode(body)
-  if value == nil then return nil, "the response is not JSON: " .. tostring(message) end
-  return value
-end
-
-local function same(a, b)
-  return vkit.json.canonical(a) == vkit.json.canonical(b)
-end
-
---- The bounds of the admission process: the policy's deadline and cap;
--- a caller may only lower the deadline.
-function M.bounds(opts)
-  local limits = vkit.policies.limits.admission
-  local deadline = limits.deadline_ms
-  if opts and opts.deadline_ms then deadline = math.min(deadline, opts.deadline_ms) end
-  return {
-    max_source_bytes = limits.max_source_bytes,
-    max_nodes = limits.max_nodes,
-    max_depth = limits.max_depth,
-    deadline_ms = deadline,
-    output_cap = limits.output_cap,
-  }
-end
-
--- Maps a process result to a failure reason, or nil for a clean exit.
-function M.process_failure(result)
-  local status = result.status
-  if status == "exited" then
-    if result.code ~= 0 then return "admission_exit_status", ("exit status %s"):format(tostring(result.code)) end
-    if result.stderr ~= nil and result.stderr ~= "" then
-      return "admission_malformed_response", "the admission process wrote to stderr"
-    end
-    return nil
-  end
-  if status == "signaled" then return "admission_crashed", ("signal %s"):format(tostring(result.signal)) end
-  if status == "timeout" then return "admission_timeout", nil end
-  if status == "output-capped" then return "admission_output_capped", nil end
-  if status == "launch-failed" or status == "pin-mismatch" then return "admission_launch_failed", result.message or result.error end
-  return "admission_launch_failed", ("process status %s"):format(tostring(status))
-end
-
 --- Admits one source.  opts: expected_function (the binding's declared
 -- name), deadline_ms (may only lower the policy deadline), and launcher
 -- {exe, argv} to run another program in place of `vkit ts_admit` (the
@@ -150,7 +51,7 @@ end
 function M.admit(source, opts)
   opts = opts or {}
   assert(type(source) == "string", "source must be a string")
-  local bounds = M.bounds(opts)
+  local bounds = process.bounds(opts)
   local null = vkit.json.null
   local ts_identity = require("vkit.ts").identity()
   local exe_sha = vkit.hash.file(vkit.exe)
@@ -187,36 +88,14 @@ function M.admit(source, opts)
     return record
   end
 
-  local ok, proc = pcall(require, "vkit.proc")
-  if not ok or type(proc) ~= "table" or type(proc.run) ~= "function" then return fail("admission_unavailable") end
-  local launcher = opts.launcher or { exe = vkit.exe, argv = { vkit.exe, "ts_admit" } }
-  local argv = table.move(launcher.argv, 1, #launcher.argv, 1, {})
-  if opts.expected_function and not opts.launcher then
-    argv[#argv + 1] = "--function"
-    argv[#argv + 1] = opts.expected_function
+  local args = opts.expected_function and { "--function", opts.expected_function } or {}
+  local response, reason, detail, process_record = process.run(source, args, profile.reasons, opts)
+  if not response then
+    record.process = process_record or null
+    return fail(reason, detail)
   end
-  local result = proc.run {
-    exe = launcher.exe,
-    argv = argv,
-    env = {},
-    stdin = source,
-    deadline_ms = bounds.deadline_ms,
-    output_cap = bounds.output_cap,
-  }
-  record.process = {
-    status = result.status, code = result.code or null, signal = result.signal or null,
-    wall_ms = result.wall_ms or null,
-  }
-  local reason, detail = M.process_failure(result)
-  if reason then return fail(reason, detail) end
-  local response, why = decode_response(result.stdout or "")
-  if not response then return fail("admission_malformed_response", why) end
-  why = response_problem(response, source)
-  if why then return fail("admission_malformed_response", why) end
-  if response.source_sha256 ~= record.source.sha256 or response.source_bytes ~= #source then
-    return fail("admission_source_mismatch")
-  end
-  if not same(response.parser, ts_identity) then return fail("admission_parser_mismatch") end
+  record.process = reason
+  if not process.same(response.parser, ts_identity) then return fail("admission_parser_mismatch") end
   if response.admitted and opts.expected_function and response["function"] ~= opts.expected_function then
     return fail("admission_malformed_response", "the admitted function is not the requested one")
   end

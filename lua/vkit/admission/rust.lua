@@ -12,10 +12,20 @@
 -- language features a captured file may use.
 --
 -- `check(tree, source, opts)` is pure: it takes the plain tree from
--- vkit.ts's `tree:export()` and the source bytes.  `admit(source, limits, opts)`
--- adds the size, UTF-8, parse and node/depth limits around it; it runs inside
--- the separate admission process (lua/vkit/commands/ts_admit.lua).
+-- vkit.ts's `tree:export()` and the source bytes.  `admit(ts, source, limits,
+-- opts)` adds the size, UTF-8, parse and node/depth limits around it
+-- (vkit.admission.syntax); it runs inside the separate admission process
+-- (lua/vkit/commands/ts_admit.lua).
+--
+-- It is also the pure-function profile of Rust candidates
+-- (vkit.admission): a file it admits holds no state (no `static`, no
+-- `unsafe`, no interior mutability: no calls at all), reaches nothing
+-- outside the function (no paths, no macros, no calls) and cannot loop.
+local syntax = require "vkit.admission.syntax"
+
 local M = {}
+
+M.language = "rust"
 
 --- Every refusal the profile can give, with its human sentence.
 M.reasons = {
@@ -100,25 +110,12 @@ local REFUSED = {
 }
 
 local function text(ctx, node)
-  return ctx.source:sub(node.start + 1, node.stop)
+  return syntax.text(ctx.source, node)
 end
 
---- 1-based line and column (in bytes) of a 0-based byte offset.
-function M.position(source, offset)
-  local line, last = 1, 0
-  for i in source:sub(1, offset):gmatch "()\n" do
-    line, last = line + 1, i
-  end
-  return line, offset - last + 1
-end
+M.position = syntax.position
 
-local Refusal = {}
-
-local function refuse(reason, node_or_offset, kind, detail)
-  assert(M.reasons[reason], "unknown reason " .. tostring(reason))
-  local offset = type(node_or_offset) == "table" and node_or_offset.start or node_or_offset
-  error(setmetatable({ reason = reason, offset = offset, kind = kind, detail = detail }, Refusal), 0)
-end
+local refuse, run = syntax.refuser(M.reasons)
 
 local function is_comment(node)
   return node.kind == "line_comment" or node.kind == "block_comment"
@@ -288,16 +285,6 @@ local function check_function(fn, ctx)
   end
 end
 
--- The first ERROR or MISSING node in preorder, if any.
-local function first_error(node)
-  if node.error or node.missing then return node end
-  for _, c in ipairs(node.children) do
-    local found = first_error(c)
-    if found then return found end
-  end
-  return nil
-end
-
 --- Checks an exported tree (vkit.ts `tree:export()`) against the profile.
 -- opts.expected_function: the name the binding declares (optional).
 -- Returns {admitted = true, function = name, parameter = name} or
@@ -305,8 +292,8 @@ end
 function M.check(tree, source, opts)
   opts = opts or {}
   local ctx = { source = source, expected_function = opts.expected_function }
-  local ok, err = pcall(function()
-    local broken = first_error(tree)
+  return run(source, function()
+    local broken = syntax.first_error(tree)
     if broken then refuse("syntax_error", broken, broken.missing and ("missing " .. broken.kind) or broken.kind) end
     local functions = 0
     for _, item in ipairs(children(tree)) do
@@ -321,26 +308,13 @@ function M.check(tree, source, opts)
       end
     end
     if functions == 0 then refuse("no_function", 0, tree.kind) end
+    return { admitted = true, ["function"] = ctx.name, parameter = ctx.parameter }
   end)
-  if ok then return { admitted = true, ["function"] = ctx.name, parameter = ctx.parameter } end
-  if getmetatable(err) ~= Refusal then error(err, 0) end
-  return M.refusal(source, err.reason, err.offset, err.kind, err.detail)
 end
 
 --- A refusal record with its position and sentence.
 function M.refusal(source, reason, offset, kind, detail)
-  local line, column = M.position(source, offset)
-  local message = ("%s (%s at byte %d, line %d, column %d%s)"):format(M.reasons[reason], kind or reason,
-    offset, line, column, detail and ("; " .. detail) or "")
-  return { admitted = false, reason = reason, offset = offset, line = line, column = column,
-    kind = kind or reason, message = message }
-end
-
--- The first byte of s that is not part of valid UTF-8, 0-based, or nil.
-local function invalid_utf8_at(s)
-  local ok, pos = utf8.len(s)
-  if ok then return nil end
-  return pos - 1
+  return syntax.refusal(M.reasons, source, reason, offset, kind, detail)
 end
 
 --- Parses and checks one source within the limits (policies/limits.lua
@@ -348,29 +322,7 @@ end
 -- syntax errors, then the profile.  `ts` is vkit.ts.  Adds `nodes` and
 -- `depth` to the result once the source has been parsed.
 function M.admit(ts, source, limits, opts)
-  if #source > limits.max_source_bytes then
-    return M.refusal(source, "too_large", limits.max_source_bytes, "source",
-      ("%d bytes, limit %d"):format(#source, limits.max_source_bytes))
-  end
-  local bad = invalid_utf8_at(source)
-  if bad then return M.refusal(source, "invalid_utf8", bad, "source") end
-  local tree, message, code = ts.parse(source, { max_bytes = limits.max_source_bytes })
-  if not tree then error(("tree-sitter parse failed: %s (%s)"):format(message, code), 0) end
-  local stats = tree:stats { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
-  local result
-  if stats.nodes > limits.max_nodes then
-    result = M.refusal(source, "too_many_nodes", stats.nodes_exceeded_at, "source",
-      ("%d nodes, limit %d"):format(stats.nodes, limits.max_nodes))
-  elseif stats.depth > limits.max_depth then
-    result = M.refusal(source, "too_deep", stats.depth_exceeded_at, "source",
-      ("depth %d, limit %d"):format(stats.depth, limits.max_depth))
-  else
-    local plain = assert(tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth })
-    result = M.check(plain, source, opts)
-  end
-  tree:close()
-  result.nodes, result.depth = stats.nodes, stats.depth
-  return result
+  return syntax.admit(ts, M, source, limits, opts)
 end
 
 return M
