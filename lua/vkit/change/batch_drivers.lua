@@ -16,15 +16,17 @@
 -- Two modes (issue 29).  "batch": one process calls the function once per
 -- input, in the order given: sound for an admitted candidate, which cannot
 -- keep state from one call to the next.  "fresh": each input in fresh
--- state, as in real use (a fresh process imports the module and calls it
--- once), for candidates outside the pure profile: Rust and Python fork one
--- process per input from the driver, after it has read every input and
--- before anything of the candidate is loaded (the child imports, calls,
--- answers through a pipe and exits; its stdout goes to stderr); Node cannot
--- fork, so TypeScript evaluates the compiled module afresh in a new V8
--- context per input, made from a prototype-less object so that no object
--- of the driver or of another input is reachable from it.  SEMANTICS says
--- what each mode's observations are.  The lines are written at
+-- state, as close to real use (a fresh process imports the module and
+-- calls it once) as is cheap, for candidates outside the pure profile:
+-- Rust forks one process per input from the driver, after it has read
+-- every input and before the candidate is called (the child calls, answers
+-- through a pipe and exits; its stdout goes to stderr); Python executes the
+-- module anew per input (a fork per input costs ~39 ms on the reference
+-- machine, COW faults of the interpreter's heap); Node cannot fork, so
+-- TypeScript evaluates the compiled module afresh in a new V8 context per
+-- input, made from a prototype-less object so that no object of the driver
+-- or of another input is reachable from it.  SEMANTICS says what each
+-- mode's observations are.  The lines are written at
 -- the end, in one piece; the driver itself writes nothing to stderr (Rust's
 -- panic hook is silenced).  Exit status 3 is a bad input encoding, 5 a
 -- failed write: protocol failures, never observations.  The captured module
@@ -38,17 +40,22 @@ M.MARKERS = { raise = true, range = true, crash = true }
 --- What an observation of each mode is (reports print it).
 M.SEMANTICS = {
   batch = "batch: one process per batch calls the function once per input, in the order given",
-  ["fork-per-input"] = "fork-per-input: each input in its own process, forked before the candidate is imported; "
-    .. "the module is imported and called once, as in real use",
+  ["fork-per-input"] = "fork-per-input: each input in its own process, forked before the candidate is loaded; "
+    .. "the function is called once in it, as in real use",
+  ["fresh-module-per-input"] = "fresh-module-per-input: the module executed anew for each input in the batch's "
+    .. "process and called once; state it keeps outside its own module (builtins, other modules, the interpreter) is "
+    .. "not reset (a fork per input costs ~39 ms here: docs/change.md)",
   ["fresh-context-per-input"] = "fresh-context-per-input: each input in a new V8 context of the batch's process, "
     .. "the compiled module evaluated afresh and called once; no object of the driver or of another input is "
     .. "reachable (Node cannot fork)",
 }
 
 --- The mode for a side: batch when its source is admitted, else fresh.
+local FRESH = { rust = "fork-per-input", python = "fresh-module-per-input", typescript = "fresh-context-per-input" }
+
 function M.mode(language, admitted)
   if admitted then return "batch" end
-  return language == "typescript" and "fresh-context-per-input" or "fork-per-input"
+  return FRESH[language]
 end
 
 --- The longest line a driver prints for an input of `digits` digits: the
@@ -238,60 +245,37 @@ fn main() {
 end
 
 function M.python_fresh(module_path, fn)
-  return ([[# vkit batch driver (python, fork per input): every input first, then one fresh process per input.
-import os, sys
-def observe(x, fd, write=os.write, exit=os._exit, kind=type, integer=int, dup2=os.dup2):
-    dup2(2, 1)
-    try:
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("candidate", %s)
-        candidate = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(candidate)
-        y = candidate.%s(x)
-    except BaseException:
-        line = b"%%d !raise\n" %% x
-    else:
-        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
-            line = b"%%d !range\n" %% x
-        else:
-            line = b"%%d %%d\n" %% (x, y)
-    write(fd, line)
-    exit(0)
-def main():
+  return ([[# vkit batch driver (python, a fresh module per input): every input first, then the candidate.
+import os, sys, types
+def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=types.ModuleType, run=exec):
     data = sys.stdin.buffer.read()
     if not data or len(data) %% 4:
-        os._exit(3)
-    xs = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+        exit(3)
+    xs = [integer.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+    path = %s
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
     lines = []
     for x in xs:
+        module = module_type("candidate")
+        module.__file__ = path
         try:
-            r, w = os.pipe()
-            pid = os.fork()
-        except OSError:
-            os._exit(6)
-        if pid == 0:
-            os.close(r)
-            observe(x, w)
-        os.close(w)
-        chunks = []
-        while True:
-            chunk = os.read(r, 64)
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(r)
-        os.waitpid(pid, 0)
-        answer = b"".join(chunks)
-        if answer.startswith(b"%%d " %% x) and answer.endswith(b"\n") and answer.count(b"\n") == 1:
-            lines.append(answer)
+            run(code, module.__dict__)
+            y = module.__dict__[%q](x)
+        except BaseException:
+            lines.append(b"%%d !raise\n" %% x)
+            continue
+        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
+            lines.append(b"%%d !range\n" %% x)
         else:
-            lines.append(b"%%d !crash\n" %% x)
+            lines.append(b"%%d %%d\n" %% (x, y))
     out = b"".join(lines)
     while out:
         try:
-            out = out[os.write(1, out):]
+            out = out[write(1, out):]
         except OSError:
-            os._exit(5)
+            exit(5)
+    exit(0)
 main()
 ]]):format(drivers.literal(module_path), fn)
 end
@@ -305,10 +289,8 @@ const data = fs.readFileSync(0);
 if (data.length === 0 || data.length %% 4 !== 0) process.exit(3);
 const xs = [];
 for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
-const code = '(function () { var exports = {}; var module = { exports: exports };
-'
-  + fs.readFileSync(%s, 'utf8') + '
-return module.exports; })()';
+const code = '(function () { var exports = {}; var module = { exports: exports };\n'
+  + fs.readFileSync(%s, 'utf8') + '\nreturn module.exports; })()';
 const script = new vm.Script(code);
 let out = '';
 for (const x of xs) {
@@ -316,13 +298,10 @@ for (const x of xs) {
   try {
     const context = vm.createContext(Object.create(null));
     const y = script.runInContext(context).%s(x);
-    if (typeof y !== 'number' || !Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) line = x + ' !range
-';
-    else line = x + ' ' + y + '
-';
+    if (typeof y !== 'number' || !Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) line = x + ' !range\n';
+    else line = x + ' ' + y + '\n';
   } catch (e) {
-    line = x + ' !raise
-';
+    line = x + ' !raise\n';
   }
   out += line;
 }
@@ -341,7 +320,8 @@ end
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
 local SOURCES = {
   batch = { rust = M.rust, python = M.python, typescript = M.typescript },
-  ["fork-per-input"] = { rust = M.rust_fresh, python = M.python_fresh },
+  ["fork-per-input"] = { rust = M.rust_fresh },
+  ["fresh-module-per-input"] = { python = M.python_fresh },
   ["fresh-context-per-input"] = { typescript = M.typescript_fresh },
 }
 

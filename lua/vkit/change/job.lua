@@ -3,6 +3,13 @@ local certify = require "vkit.change.certify"
 
 local M = {}
 
+--- The outcome a finished run's retained reports support (the store
+--  checks the one it records against it: vkit.store.common.check_evidence).
+--  read(rel, max_bytes): the run's last attempt's retained file.
+function M.outcome_from_evidence(run, read)
+  return require("vkit.change.evidence").derive(read, run.job.payload.trust_candidate_code == true)
+end
+
 -- ctx.progress (the worker's) records each method's progress lines.
 function M.run(job, ctx)
   local summary = certify.run(job.payload, ctx)

@@ -17,7 +17,7 @@ M.FINDINGS_KEPT = 200
 -- A method result that makes the method's claim for every accepted input,
 -- and one that holds only for the inputs sampled (never read as a pass:
 -- JUnit shows it skipped, with its coverage).
-M.ALL_INPUTS_HOLD = { all_inputs_conform = true, verified = true }
+M.ALL_INPUTS_HOLD = { all_inputs_conform = true, all_inputs_conform_trusted = true, verified = true }
 M.SAMPLES_HOLD = { samples_within_contract = true, observed_conformance = true, samples_conform = true }
 
 local function present(v) return v ~= nil and v ~= json.null end
@@ -41,10 +41,35 @@ local function finding_of(f)
   return { title = title, detail = detail, fields = fields, input = math.tointeger(f.input) }
 end
 
+-- What a native method's report says of its sandbox, in one line.
+local function sandbox_note(doc)
+  local sb = type(doc) == "table" and doc.sandbox
+  if type(sb) ~= "table" then return nil end
+  if not sb.os_sandbox then
+    return "no full OS sandbox: " .. tostring(present(sb.reason) and sb.reason or "not applied to every launch")
+  end
+  local roles = {}
+  for role, r in pairs(type(sb.roles) == "table" and sb.roles or {}) do
+    local iso = type(r.applied) == "table" and r.applied.isolation
+    roles[#roles + 1] = ("%s: %s namespaces, uid %s, %s"):format(role, type(iso) == "table" and iso.namespaces or "no",
+      type(iso) == "table" and tostring(iso.uid) or "?", tostring(r.applied and r.applied.landlock))
+  end
+  table.sort(roles)
+  return "sandbox (every launch): " .. table.concat(roles, "; ")
+end
+
 -- What the method's report says beyond its result: how it sampled or
--- batched, the shrinking path.
+-- batched, the shrinking path, the sandbox, the semantics of its observations.
 local function notes_of(name, doc, paired)
   local notes = {}
+  local sandboxed = sandbox_note(name == "finite_paired" and paired or doc)
+  if sandboxed then notes[#notes + 1] = sandboxed end
+  local semantics = type(doc) == "table" and doc.semantics
+  if name == "exhaustive" and type(semantics) == "table" then
+    for _, side in ipairs { "base", "candidate" } do
+      if type(semantics[side]) == "table" then notes[#notes + 1] = side .. " observed " .. tostring(semantics[side].meaning) end
+    end
+  end
   if name == "finite_paired" and type(paired) == "table" then
     local sel = paired.selection
     if type(sel) == "table" then
@@ -153,6 +178,17 @@ function M.model(store, run)
   if present(shadow.coverage) and shadow.coverage.statement then
     model.subject[#model.subject + 1] = { label = "coverage", value = shadow.coverage.statement }
   end
+  -- Whether the candidate's observations can carry the claim (issue 29).
+  local a = shadow.candidate_admission
+  if present(a) then
+    model.subject[#model.subject + 1] = { label = "candidate admission", value = a.admitted
+      and ("admitted: %s is inside the %s profile"):format(a.source, a.profile)
+      or ("not admitted: %s at %s: %s"):format(tostring(a.rule), tostring(a.at), tostring(a.message)) }
+  end
+  if shadow.trust_candidate_code then
+    model.subject[#model.subject + 1] = { label = "trust-candidate-code", value = "used: the host accepts a "
+      .. "candidate outside the pure profile" }
+  end
   local dir = records.attempt_dir(run)
   for _, m in ipairs(shadow.methods or {}) do model.methods[#model.methods + 1] = method_model(dir, m) end
   model.passing = change_cli.exit_code(run) == 0
@@ -168,6 +204,9 @@ function M.model(store, run)
   model.domain = domain_of(run, dir, model)
   if model.passing then
     model.established = { ("%s: %s"):format(tostring(model.outcome), tostring(shadow.outcome_meaning)) }
+  end
+  for _, line in ipairs(json.kind(shadow.not_established) == "array" and shadow.not_established or {}) do
+    model.not_established[#model.not_established + 1] = line
   end
   for _, m in ipairs(model.methods) do
     local known = methods_mod.LIST[m.name]

@@ -51,6 +51,29 @@ function M.corrupt_summary(corruption)
   return { run_id = corruption.run_id, status = "corrupt", corrupt = corruption }
 end
 
+--- Whether a finished run's recorded outcome is what its retained evidence
+--  supports.  The handler of its kind may say (`outcome_from_evidence(run,
+--  read)` -> outcome | nil, file, reason, message); a record no evidence
+--  backs is corrupt, never the outcome it claims.  read_artifact(n, rel,
+--  max_bytes): the backend's reader of attempt n's retained files.
+--  Returns true, or nil, file, reason, message.
+function M.check_evidence(run, read_artifact)
+  if run.state.status ~= "done" or run.state.attempts == 0 then return true end
+  local handler = require(policy.handlers[run.job.kind])
+  if not handler.outcome_from_evidence then return true end
+  local n = run.state.attempts
+  local derived, file, reason, message = handler.outcome_from_evidence(run, function(rel, max_bytes)
+    return read_artifact(n, rel, max_bytes)
+  end)
+  if not derived then return nil, ("attempts/%d/%s"):format(n, tostring(file)), reason, message end
+  if derived ~= run.state.outcome then
+    return nil, "state.json", "outcome-not-in-evidence",
+      ("it claims outcome %s; the retained reports of attempt %d support %s"):format(tostring(run.state.outcome), n,
+        derived)
+  end
+  return true
+end
+
 -- The operations every backend gets from its primitives (get, list, ...).
 local Store = {}
 M.Store = Store

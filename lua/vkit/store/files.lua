@@ -129,9 +129,14 @@ function Store:get(id)
   local last = state.attempts > 0 and read_json(h, ("attempts/%d/attempt.json"):format(state.attempts)) or nil
   local ok, file, reason, why = records.consistent(state, attempts, { [state.attempts] = last })
   if not ok then return common.corrupt(id, file, reason, why) end
-  return { id = id, dir = dir, job = docs.job, state = state, attempts = attempts,
-           cancel_requested = h:lstat "cancel" ~= nil,
-           stale = state.status == "running" and not self:is_locked(id) }
+  local run = { id = id, dir = dir, job = docs.job, state = state, attempts = attempts,
+                cancel_requested = h:lstat "cancel" ~= nil,
+                stale = state.status == "running" and not self:is_locked(id) }
+  ok, file, reason, why = common.check_evidence(run, function(n, rel, max_bytes)
+    return h:read(("attempts/%d/%s"):format(n, rel), max_bytes)
+  end)
+  if not ok then return common.corrupt(id, file, reason, why) end
+  return run
 end
 
 function Store:list()

@@ -267,6 +267,10 @@ function Store:get(id)
     { id }).rows
   local run, message, code, corruption = run_of(id, row, attempt_rows)
   if not run then return nil, message, code, corruption end
+  local ok, file, reason, why = common.check_evidence(run, function(n, rel, max_bytes)
+    return self:read_artifact(run, n, rel, max_bytes)
+  end)
+  if not ok then return common.corrupt(id, file, reason, why) end
   -- Views that read an attempt's files (reports) get a verified local copy.
   local copies = {}
   function run.local_attempt(n)
