@@ -1,11 +1,20 @@
 --- The main job's cost: `make demo` (examples/certify.lua: nine
 --  certifications with auto, Rust, Python and TypeScript, through the job
 --  store), timed whole, then broken down per certification and method
---  from the retained reports: builds, runs, and the rest (hashing pinned
---  toolchains before each launch, captures, drivers, reports).
---  Target (issue 15): the whole demo under a minute on the 2-core machine.
+--  from the retained reports: builds, runs, and the rest (hashing the
+--  toolchain once, identities before each launch, captures, drivers,
+--  admission, reports).  Then what issue 29's wave costs, per language, in
+--  the same run: admission (the separate tree-sitter process, one source),
+--  and the sandbox (one launch of the demo's driver with and without its
+--  namespaces and private root, best of 15), times the launches a
+--  certification makes.
+--  Targets: the whole demo under a minute on the 2-core machine (issue 15);
+--  admission well under a second; a certification no more than 20% slower
+--  than before the wave (issue 29: 4.3 s Rust, 2.3 s Python, 7.5 s
+--  TypeScript per certification with auto, measured at 04c905f).
 local vkit = require "vkit"
 local json = vkit.json
+local support = dofile(vkit.root .. "/bench/support.lua")
 
 local t0 = vkit.sys.monotonic_ms()
 local ok = os.execute(("%q script %q > /dev/null 2>&1"):format(vkit.exe, vkit.root .. "/examples/certify.lua"))
@@ -39,3 +48,72 @@ for k in pairs(sums) do keys[#keys + 1] = k end
 table.sort(keys)
 for _, k in ipairs(keys) do print(("%-30s %8.2f s"):format(k, sums[k])) end
 print(("whole demo (%d certifications, repository set-up included): %.1f s (target < 60 s)"):format(#ids, total))
+
+-- Issue 29's costs, per language.
+local admission = require "vkit.change.admission"
+local process = require "vkit.admission.process"
+local proc = require "vkit.proc"
+local EXT = { rust = "rs", python = "py", typescript = "ts" }
+local per_language = {}
+for i = #ids, 1, -1 do
+  local run = assert(store:get(ids[i]))
+  local attempt = ("%s/attempts/%d"):format(run.dir, run.state.attempts)
+  local lang, launches, elapsed, sample = nil, 0, 0, nil
+  for _, m in ipairs(run.state.summary.methods) do
+    local path = m.method == "finite_paired" and "finite_paired/paired-execution-report.v1.json" or m.report
+    local report = json.decode(assert(vkit.fs.read(attempt .. "/" .. path, 1 << 26)))
+    lang = report.language
+    launches = launches + (report.invocations or 0)
+    elapsed = elapsed + m.budget.elapsed_ms / 1000
+    if m.method == "finite_paired" then sample = { attempt = attempt, report = report } end
+  end
+  local p = per_language[lang] or { certifications = 0, launches = 0, elapsed = 0, sample = sample }
+  p.certifications, p.launches, p.elapsed = p.certifications + 1, p.launches + launches, p.elapsed + elapsed
+  per_language[lang] = p
+end
+print()
+print(("%-11s %11s %12s %14s %12s %14s"):format("language", "cert. s", "admission s", "sandbox/launch", "launches",
+  "sandbox/cert."))
+for _, lang in ipairs { "rust", "python", "typescript" } do
+  local p = per_language[lang]
+  if p then
+    local source = assert(vkit.fs.read(("%s/examples/demo/%s/conforming.%s"):format(vkit.root, lang, EXT[lang]), 1 << 20))
+    local reasons = require("vkit.admission." .. lang).reasons
+    local adm = support.best(5, function()
+      assert(process.run(source, { "--language", lang, "--function", "level" }, reasons))
+    end)
+    -- one launch of the language's runtime doing nothing (the candidate's
+    -- built driver with no input for Rust), with the sandbox the
+    -- certification gave it and without: what the sandbox adds to a launch
+    local sandbox = require "vkit.change.sandbox"
+    local dir = p.sample.attempt .. "/finite_paired"
+    local tools = p.sample.report.runtime_identity.tools
+    local layout = sandbox.layout()
+    local exe, argv, inside
+    if lang == "rust" then
+      exe, argv, inside = dir .. "/build/candidate/driver", { "driver" }, layout.build .. "/driver"
+    elseif lang == "python" then
+      exe, argv = tools.python3.path, { tools.python3.path, "-I", "-c", "pass" }
+    else
+      exe, argv = tools.node.path, { tools.node.path, "-e", "0" }
+    end
+    local chain = { tools = tools, dependencies = p.sample.report.runtime_identity.dependencies }
+    local side = { capture_dir = dir .. "/captures/candidate", driver_dir = dir .. "/drivers/candidate",
+                   out_dir = dir .. "/build/candidate", work_dir = dir .. "/work/candidate" }
+    local fields = sandbox.spec_fields({ isolated = true }, "run", side, chain)
+    fields.isolate.exe = inside or exe
+    local function launch(isolated)
+      local spec = { exe = exe, argv = argv, env = p.sample.report.runtime_identity.env, cwd = "/tmp" }
+      if isolated then spec.isolate, spec.sandbox = fields.isolate, fields.sandbox end
+      local r = proc.run(spec)
+      assert(r.status == "exited", r.status .. " " .. tostring(r.message))
+    end
+    local with = support.best(15, function() launch(true) end)
+    local without = support.best(15, function() launch(false) end)
+    local per_launch = with - without
+    print(("%-11s %11.2f %12.3f %13.1f ms %12.1f %13.2f s"):format(lang, p.elapsed / p.certifications, adm,
+      per_launch * 1000, p.launches / p.certifications, per_launch * p.launches / p.certifications))
+  end
+end
+print("cert. s: one certification with auto, both methods (average over the demo's three per language);")
+print("sandbox/launch: a launch of the runtime doing nothing, best of 15, with the sandbox minus without.")

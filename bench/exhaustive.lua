@@ -81,8 +81,7 @@ local function per_input(repo, target, request, dir, size)
   local side = setup.sides.candidate
   local t0 = now()
   for x = 0, size - 1 do
-    local r = ctx.run_process(toolchain.run_spec(setup.binding.language, setup.chain, side, setup.env,
-      drivers.encode_inputs { x }))
+    local r = ctx.run_process(toolchain.run_spec(setup.binding.language, setup, side, drivers.encode_inputs { x }))
     assert(r.status == "exited" and r.code == 0 and drivers.parse_output(r.stdout) == x // 3 + 1, "the baseline driver failed")
   end
   return (now() - t0) / 1000

@@ -91,6 +91,12 @@ local function explain(store, run, label)
     assert(not r.changed, r.name .. " changed since the run recorded it")
     reports[r.name] = r.document
   end
+  local a = result.candidate_admission
+  if a ~= json.null and a.admitted then
+    say("   admitted: %s is inside the %s profile (no state, no I/O, nothing that reports its value)", a.source, a.profile)
+  elseif a ~= json.null then
+    say("   NOT admitted: %s at %s: %s", a.rule, a.at, a.message)
+  end
   for _, m in ipairs(result.methods) do explain_method(reports, m) end
   say("   outcome %s: %s", result.outcome, tostring(result.outcome_meaning))
   say("   not established: source proof, native compiler correspondence, behaviour outside the accepted inputs, approval")
@@ -150,7 +156,8 @@ local function demo(opts)
   for _, r in ipairs(rows) do say("%s", r) end
   say("%d certifications in %.1f s; runs are kept in %s/.vkit/runs", #rows, (vkit.sys.monotonic_ms() - started) / 1000, d.path)
   say("Sampling alone (finite_paired) reports the one_input candidates as conforming on the inputs it ran;")
-  say("only the exhaustive method, which runs every accepted input, finds input 1337. Exit 0 needs that.")
+  say("only the exhaustive method, which runs every accepted input, finds input 1337. Exit 0 needs that,")
+  say("a candidate inside its language's pure-function profile, and every process in its own sandbox.")
   return ok and 0 or 1
 end
 

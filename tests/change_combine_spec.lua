@@ -6,9 +6,10 @@ local coverage = require "vkit.change.coverage"
 local change_cli = require "vkit.change.cli"
 local outcomes = vkit.policies.change.outcomes
 
-local function r(method, status, checked, accepted)
+local function r(method, status, checked, accepted, admitted)
   local scope = ({ finite_paired = "sampled", rust_kani = "model" })[method] or "all_inputs"
-  return { method = method, status = status, coverage = coverage.record(method, checked or 0, accepted or 2048, scope) }
+  return { method = method, status = status, coverage = coverage.record(method, checked or 0, accepted or 2048, scope),
+           admitted = admitted ~= false }
 end
 
 local function exit_of(outcome)
@@ -21,6 +22,27 @@ describe("the combiner", function()
     assert.equal("all_inputs_conform", c.outcome)
     assert.equal("checked 2048 of 2048 accepted inputs (exhaustive)", c.coverage.statement)
     assert.equal(0, exit_of(c.outcome))
+  end)
+
+  it("gives a candidate outside the pure profile its own outcome and exit status, unless the host trusts it", function()
+    local results = { r("finite_paired", "observed_conformance", 12, 2048, false),
+                      r("exhaustive", "all_inputs_conform", 2048, 2048, false) }
+    local c = combine(results)
+    assert.equal("unadmitted_conform", c.outcome)
+    assert.equal(8, exit_of(c.outcome))
+    assert.equal("checked 2048 of 2048 accepted inputs (exhaustive)", c.coverage.statement)
+    assert.equal("unadmitted_conform", combine(results, { trust_candidate_code = false }).outcome)
+    local trusted = combine(results, { trust_candidate_code = true })
+    assert.equal("all_inputs_conform_trusted", trusted.outcome)
+    assert.equal(0, exit_of(trusted.outcome))
+    -- admission decides only conformance: a violation stays a violation, unknown stays unknown
+    assert.equal("observed_violation", combine { r("exhaustive", "observed_violation", 2048, 2048, false) }.outcome)
+    assert.equal("unknown", combine { r("exhaustive", "unknown", 40, 2048, false) }.outcome)
+    assert.equal("samples_conform", combine { r("finite_paired", "observed_conformance", 12, 2048, false) }.outcome)
+    -- the relational methods admit their candidate themselves
+    local native = { method = "rust_exhaustive", status = "all_inputs_conform",
+                     coverage = coverage.record("rust_exhaustive", 2048, 2048, "all_inputs") }
+    assert.equal("all_inputs_conform", combine({ native }).outcome)
   end)
 
   it("never gives a sampled-only conformance the all-input outcome word or exit status", function()

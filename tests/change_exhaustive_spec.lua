@@ -138,9 +138,27 @@ describe("the exhaustive method", function()
       end
     end
 
-    it("for hidden state that changes the answer after some calls (order dependence)", function()
-      p = project("python", BASE, GUARDED)
-      assert_unstable(exhaustive(p, [[
+    -- A candidate that keeps state is outside the pure profile: it is not
+    -- called in one batch but in fresh state per input (a fresh module in
+    -- Python, a fork in Rust), so state that changes its answer after some
+    -- calls never shows, it answers as in real use, and its conformance is
+    -- the method's only as unadmitted (never the run's all_inputs_conform).
+    local function assert_fresh(r, mode, rule)
+      assert.equal("all_inputs_conform", r.status)
+      local admission = r.admission.candidate
+      assert.is_false(admission.admitted)
+      assert.equal(rule, admission.refusal.rule)
+      assert.is_true(r.admission.base.admitted)
+      assert.equal(mode, r.semantics.candidate.mode)
+      assert.equal("batch", r.semantics.base.mode)
+      assert.equal("unadmitted_conform", require("vkit.change.combine").combine({
+        { method = "exhaustive", status = r.status, coverage = r.coverage, admitted = admission.admitted } }).outcome)
+    end
+
+    it("for hidden state that changes the answer after some calls (order dependence): observed fresh per input",
+      function()
+        p = project("python", BASE, GUARDED)
+        assert_fresh(exhaustive(p, [[
 calls = 0
 def score(x):
     global calls
@@ -148,12 +166,12 @@ def score(x):
     if x < 50:
         return 2 * x
     return 101 if calls > 60 else 100
-]]))
-    end)
+]]), "fresh-module-per-input", "admission-global")
+      end)
 
-    it("for a Rust candidate with a static counter", function()
+    it("for a Rust candidate with a static counter: observed fresh per input", function()
       p = project("rust", "pub fn score(x: u32) -> u32 {\n    if x >= 50 { 100 } else { x * 2 }\n}\n", GUARDED)
-      assert_unstable(exhaustive(p, [[
+      assert_fresh(exhaustive(p, [[
 use std::sync::atomic::{AtomicU32, Ordering};
 static CALLS: AtomicU32 = AtomicU32::new(0);
 pub fn score(x: u32) -> u32 {
@@ -161,7 +179,7 @@ pub fn score(x: u32) -> u32 {
     if x < 50 { return x * 2; }
     if calls > 60 { 101 } else { 100 }
 }
-]]))
+]]), "fork-per-input", "admission-use")
     end)
 
     it("for a candidate that reads the clock", function()

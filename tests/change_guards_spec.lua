@@ -31,33 +31,37 @@ describe("preflight refuses a contract domain that does not name the pinned arti
 end)
 
 describe("drivers read the input before they load the candidate", function()
-  -- A candidate whose import reads stdin and records how many bytes it got.
-  local function spy(language, marker)
-    if language == "python" then
-      return ("import sys\n_seen = sys.stdin.buffer.read()\nwith open(%q, 'a') as f:\n    f.write('%%d\\n' %% len(_seen))\n"
-        .. "def score(x):\n    return min(x + x, 100)\n"):format(marker)
-    end
-    return ("declare const require: any;\nconst fs = require('fs');\nlet seen = 0;\n"
+  -- A candidate whose import reads stdin and answers wrong (999) if it got
+  -- any byte: the sandbox leaves it no file to report through, so what it
+  -- saw shows in what it returns.
+  local SPY = {
+    python = "import sys\n_seen = len(sys.stdin.buffer.read())\n"
+      .. "def score(x):\n    return min(x + x, 100) if _seen == 0 else 999\n",
+    typescript = "declare const require: any;\nconst fs = require('fs');\nlet seen = 0;\n"
       .. "try { seen = fs.readFileSync(0).length; } catch (e) { seen = -1; }\n"
-      .. "fs.appendFileSync(%q, String(seen) + '\\n');\n"
-      .. "export function score(x: number): number {\n  return Math.min(x + x, 100);\n}\n"):format(marker)
-  end
+      .. "export function score(x: number): number {\n  return seen === 0 ? Math.min(x + x, 100) : 999;\n}\n",
+  }
 
   for _, language in ipairs { "python", "typescript" } do
     it(("in %s, per input (finite_paired) and per batch (exhaustive): the candidate's import sees no input"):format(language),
       function()
         local p = intents.language_project(language, { max_inputs = 2, shrink_limit = 0, repetitions = 1 })
-        local marker = p.dir .. "/seen"
-        local candidate = p.commit({ [intents.SOURCES[language].path] = spy(language, marker) }, p.target)
+        local candidate = p.commit({ [intents.SOURCES[language].path] = SPY[language] }, p.target)
         local report = assert(vkit.change.run_paired_execution(p.repo, p.request(candidate), p.target,
           { dir = p.dir .. "/paired" }))
         assert.equal("samples_within_contract", report.status)
         local result = assert(vkit.change.run_exhaustive(p.repo, p.request(candidate), p.target, { dir = p.dir .. "/batch" }))
-        assert.equal("all_inputs_conform", result.status)
-        local seen = assert(vkit.fs.read(marker, 1 << 16))
         p.cleanup()
-        -- two per-input runs of the candidate and two batch runs, each saw zero bytes
-        assert.equal("0\n0\n0\n0\n", seen)
+        if language == "python" then
+          -- every input in a fresh module, after the driver read them all
+          assert.equal("all_inputs_conform", result.status)
+          assert.equal("fresh-module-per-input", result.record.semantics.candidate.mode)
+        else
+          -- a fresh V8 context per input has no `require`, let alone stdin
+          assert.equal("unknown", result.status)
+          assert.equal("candidate-failed", result.reason)
+          assert.equal("fresh-context-per-input", result.record.semantics.candidate.mode)
+        end
       end)
   end
 end)
@@ -148,6 +152,9 @@ describe("change analysis re-validates the live execution identity before using 
   -- Python from a copy the spec may change, with a pinned runtime dependency.
   local function project()
     dir, cleanup = t.tempdir()
+    -- the sandbox runs the copy as an unprivileged user: it must be able to
+    -- read it (vkit refuses with sandbox-unreadable otherwise)
+    assert(vkit.fs.chmod(dir, tonumber("755", 8)))
     local python = dir .. "/python3"
     assert(vkit.fs.copy_file("/usr/bin/python3.11", python, 493))
     local dep = dir .. "/runtime-dependency.py"
@@ -189,6 +196,20 @@ describe("change analysis re-validates the live execution identity before using 
     end)
     assert.equal("unknown", result.status)
     assert.matches("the live python3", result.findings[#result.findings].message)
+  end)
+
+  it("and refuses up front a toolchain the sandbox's user could not read, naming it", function()
+    local python = project()
+    assert(vkit.fs.chmod(dir, tonumber("700", 8)))
+    local bound = assert(preflight(p.repo, p.request(p.target), p.target))
+    local report = paired.run(bound, { repo = p.repo, dir = p.dir .. "/run", ctx = support.ctx(),
+                                       deadline_at = vkit.sys.monotonic_ms() + 300000 })
+    assert.equal("infrastructure_failure", report.status)
+    assert.equal("sandbox-unreadable", report.reason)
+    assert.matches(dir, report.message, 1, true)
+    assert.matches("not searchable by others", report.message, 1, true)
+    assert.equal(0, report.invocations)
+    assert.truthy(python)
   end)
 
   it("and uses the observations when nothing changed", function()

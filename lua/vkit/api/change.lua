@@ -273,7 +273,9 @@ end
 -- @tparam Store store `vkit.store.open`'s
 -- @tparam table fields `{request = <table or JSON text>, trusted_target = <full commit id>,
 -- method = "auto" (default)|"finite_paired"|"exhaustive"|"rust_exhaustive"|"rust_kani",
--- kani_toolchain = <closed-format pin table>?}`
+-- kani_toolchain = <closed-format pin table>?, trust_candidate_code = true?}`
+-- (`trust_candidate_code`: the host's `--trust-candidate-code`, accepting a candidate outside the
+-- pure-function profile at `all_inputs_conform_trusted`; a request cannot set it)
 -- @treturn string the run id
 -- @return nil, message, code: `unknown-method`, `request-invalid`,
 -- `trusted-target-missing`, `kani-pin-invalid` (a request that does not bind is

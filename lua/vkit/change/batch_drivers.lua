@@ -96,7 +96,7 @@ end
 function M.python(module_path, fn)
   return ([[# vkit batch driver (python): every input first, then the candidate.
 import os, sys
-def main(write=os.write, exit=os._exit, kind=type, integer=int):
+def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush):
     data = sys.stdin.buffer.read()
     if not data or len(data) %% 4:
         exit(3)
@@ -117,6 +117,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int):
         else:
             lines.append(b"%%d %%d\n" %% (x, y))
     out = b"".join(lines)
+    flush()
     while out:
         try:
             out = out[write(1, out):]
@@ -247,7 +248,8 @@ end
 function M.python_fresh(module_path, fn)
   return ([[# vkit batch driver (python, a fresh module per input): every input first, then the candidate.
 import os, sys, types
-def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=types.ModuleType, run=exec):
+def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=types.ModuleType, run=exec,
+         flush=sys.stdout.flush):
     data = sys.stdin.buffer.read()
     if not data or len(data) %% 4:
         exit(3)
@@ -270,6 +272,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=type
         else:
             lines.append(b"%%d %%d\n" %% (x, y))
     out = b"".join(lines)
+    flush()
     while out:
         try:
             out = out[write(1, out):]

@@ -146,6 +146,7 @@ function M.run(payload, ctx)
   end
   local results, sampled = {}, nil
   local shared = { toolchain_cache = {} }
+  local sandbox_noted = false
   for _, method in ipairs(plan) do
     if ctx.cancelled() then return finish("cancelled") end
     local method_dir = dir .. "/" .. method
@@ -162,6 +163,14 @@ function M.run(payload, ctx)
       coverage = result.coverage or json.null, cuts = result.cuts or json.array(), budget = result.budget or json.null,
     }
     entry.admitted = combine.admitted { method = method, admitted = result.admitted }
+    if result.sandbox then
+      entry.os_sandbox = result.sandbox.os_sandbox == true
+      if not entry.os_sandbox and not sandbox_noted then
+        sandbox_noted = true
+        summary.not_established[#summary.not_established + 1] = ("%s ran without the full OS sandbox: %s"):format(
+          method, tostring(result.sandbox.reason ~= json.null and result.sandbox.reason or "not applied to every launch"))
+      end
+    end
     summary.methods[#summary.methods + 1] = entry
     results[#results + 1] = { method = method, status = result.status, coverage = result.coverage,
                               admitted = result.admitted }

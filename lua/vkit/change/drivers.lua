@@ -48,7 +48,7 @@ end
 function M.python(module_path, fn)
   return ([[# vkit fixed driver (python): input first, then the candidate.
 import os, sys
-def main(write=os.write, exit=os._exit, kind=type, integer=int):
+def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush):
     data = sys.stdin.buffer.read()
     if len(data) != 4:
         exit(3)
@@ -61,6 +61,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int):
     if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
         exit(4)
     line = b"%%d\n" %% y
+    flush()
     if write(1, line) != len(line):
         exit(5)
     exit(0)

@@ -295,6 +295,7 @@ function M.run(bound, opts)
     local candidate = report.admission and report.admission.candidate
     return { status = status, reason = reason, message = message, report = M.REPORT, coverage = report.coverage,
              cuts = runner.cuts, admitted = candidate and candidate.admitted or false, admission = candidate,
+             sandbox = report.sandbox,
              budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
                         deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started },
              record = report }

@@ -16,7 +16,7 @@ function M.run(bound, opts)
   local message = type(report.message) == "string" and report.message or (problem and problem.message) or nil
   local candidate = type(report.admission) == "table" and report.admission.candidate or nil
   return { status = result.status, reason = report.status, message = message, report = analysis.REPORT,
-           admitted = candidate and candidate.admitted or false, admission = candidate,
+           admitted = candidate and candidate.admitted or false, admission = candidate, sandbox = report.sandbox,
            coverage = coverage.record("finite_paired", c.conforming + c.violations, c.domain, "sampled"),
            cuts = report.cuts, paired = report,
            budget = { max_invocations = report.limits.max_invocations, invocations = report.invocations,

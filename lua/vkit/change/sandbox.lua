@@ -103,8 +103,9 @@ function M.mounts(role, side, chain)
     add { type = "bind", source = dev, target = dev, devices = true, writable = dev == "/dev/null" }
   end
   add { type = "proc", target = "/proc" }
-  for _, dir in ipairs(M.toolchain_dirs(chain)) do add { type = "bind", source = dir, target = dir, executable = true } end
+  -- /tmp before the toolchain: a toolchain kept under /tmp is bound on top
   add { type = "tmpfs", target = l.cwd, size_bytes = policy.tmp_bytes, mode = tonumber("1777", 8) }
+  for _, dir in ipairs(M.toolchain_dirs(chain)) do add { type = "bind", source = dir, target = dir, executable = true } end
   add { type = "bind", source = side.capture_dir, target = l.project }
   add { type = "bind", source = side.driver_dir, target = l.driver }
   if side.out_dir then
@@ -136,6 +137,38 @@ function M.layout()
   local out = {}
   for k, v in pairs(policy.layout) do out[k] = v end
   return out
+end
+
+local S_IROTH, S_IXOTH = 4, 1
+
+--- nil when the sandbox's user can read the toolchain (every directory
+--  bound and every pinned file readable by others, directories and tools
+--  searchable), else the first path it cannot and why.  Only asked when
+--  that user is not vkit's own (vkit runs as root and isolates).
+function M.unreadable(chain)
+  local function check(path, want, what)
+    local st = fs.lstat(fs.realpath(path) or path)
+    if not st then return ("%s %s does not exist"):format(what, path) end
+    if (st.mode & want) ~= want then
+      return ("%s %s is not %s by others (mode %o): the sandbox runs it as uid %d"):format(what, path,
+        want == S_IROTH and "readable" or want == S_IXOTH and "searchable" or "readable and executable", st.mode,
+        policy.uid)
+    end
+  end
+  for _, dir in ipairs(M.toolchain_dirs(chain)) do
+    local why = check(dir, S_IXOTH, "the toolchain directory")
+    if why then return why end
+  end
+  for name, tool in pairs(chain.tools) do
+    if name ~= "dependencies" then
+      local why = check(tool.path, S_IROTH | S_IXOTH, "the tool")
+      if why then return why end
+    end
+  end
+  for _, d in ipairs(chain.dependencies or {}) do
+    local why = check(d.path, S_IROTH, "the toolchain file")
+    if why then return why end
+  end
 end
 
 --- What this machine allows: {isolated, landlock, reason (when not

@@ -197,6 +197,10 @@ function M.prepare(repo, bound, runner, driver, opts)
   for i, f in ipairs(identities) do setup.identities[i] = f end
   setup.env = artifacts.env(parsed.environment_model)
   setup.plan = sandbox.plan(proc.capabilities())
+  if setup.plan.isolated and sys.euid() == 0 then
+    local why = sandbox.unreadable(chain)
+    if why then return nil, "infrastructure_failure", "sandbox-unreadable", why, setup end
+  end
   setup.runtime_identity = { language = setup.binding.language, tools = measured.tools,
                              dependencies = measured.dependencies, env = setup.env,
                              dependencies_hashed_by = "vkit, once before the first launch; each launch then "

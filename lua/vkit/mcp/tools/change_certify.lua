@@ -15,7 +15,10 @@ return {
     .. "accepted intent at the host's exact trusted target commit and queues the selected certification methods as one "
     .. "durable shadow job in the project's job store. Returns the run summary at once, or after waiting up to `wait` "
     .. "seconds; follow it with run_wait / run_get. Each method reports its coverage (\"checked N of M accepted "
-    .. "inputs (method)\"); only all_inputs_conform (or verified) means every accepted input was checked. "
+    .. "inputs (method)\"); only all_inputs_conform (or verified) means every accepted input was checked and the "
+    .. "candidate is inside its language's pure-function profile; unadmitted_conform means every input conformed but "
+    .. "the candidate is outside it (candidate_admission names the rule and line), and all_inputs_conform_trusted "
+    .. "that the host accepted such a candidate (trust_candidate_code, a host-side option no tool argument sets). "
     .. "source_proof and approval_authority are always false. A blocked or failed run is reported with isError: true; "
     .. "so is a request that is not a change request document, a trusted_target_oid that is not a full commit id, or a "
     .. "Kani pin not in the closed format, and then nothing is queued.",
