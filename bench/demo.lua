@@ -14,7 +14,7 @@
 --  TypeScript per certification with auto, measured at 04c905f).
 local vkit = require "vkit"
 local json = vkit.json
-local support = dofile(vkit.root .. "/bench/support.lua")
+local support = require "bench.support"
 
 local t0 = vkit.sys.monotonic_ms()
 local ok = os.execute(("%q script %q > /dev/null 2>&1"):format(vkit.exe, vkit.root .. "/examples/certify.lua"))
@@ -50,9 +50,6 @@ for _, k in ipairs(keys) do print(("%-30s %8.2f s"):format(k, sums[k])) end
 print(("whole demo (%d certifications, repository set-up included): %.1f s (target < 60 s)"):format(#ids, total))
 
 -- Issue 29's costs, per language.
-local admission = require "vkit.change.admission"
-local process = require "vkit.admission.process"
-local proc = require "vkit.proc"
 local EXT = { rust = "rs", python = "py", typescript = "ts" }
 local per_language = {}
 for i = #ids, 1, -1 do
@@ -78,38 +75,25 @@ for _, lang in ipairs { "rust", "python", "typescript" } do
   local p = per_language[lang]
   if p then
     local source = assert(vkit.fs.read(("%s/examples/demo/%s/conforming.%s"):format(vkit.root, lang, EXT[lang]), 1 << 20))
-    local reasons = require("vkit.admission." .. lang).reasons
-    local adm = support.best(5, function()
-      assert(process.run(source, { "--language", lang, "--function", "level" }, reasons))
-    end)
+    local adm = support.admission_seconds(lang, source, "level")
     -- one launch of the language's runtime doing nothing (the candidate's
     -- built driver with no input for Rust), with the sandbox the
     -- certification gave it and without: what the sandbox adds to a launch
-    local sandbox = require "vkit.change.sandbox"
     local dir = p.sample.attempt .. "/finite_paired"
-    local tools = p.sample.report.runtime_identity.tools
-    local layout = sandbox.layout()
+    local identity = p.sample.report.runtime_identity
+    local tools = identity.tools
     local exe, argv, inside
     if lang == "rust" then
-      exe, argv, inside = dir .. "/build/candidate/driver", { "driver" }, layout.build .. "/driver"
+      exe, argv, inside = dir .. "/build/candidate/driver", { "driver" }, "/vkit/build/driver"
     elseif lang == "python" then
       exe, argv = tools.python3.path, { tools.python3.path, "-I", "-c", "pass" }
     else
       exe, argv = tools.node.path, { tools.node.path, "-e", "0" }
     end
-    local chain = { tools = tools, dependencies = p.sample.report.runtime_identity.dependencies }
     local side = { capture_dir = dir .. "/captures/candidate", driver_dir = dir .. "/drivers/candidate",
                    out_dir = dir .. "/build/candidate", work_dir = dir .. "/work/candidate" }
-    local fields = sandbox.spec_fields({ isolated = true }, "run", side, chain)
-    fields.isolate.exe = inside or exe
-    local function launch(isolated)
-      local spec = { exe = exe, argv = argv, env = p.sample.report.runtime_identity.env, cwd = "/tmp" }
-      if isolated then spec.isolate, spec.sandbox = fields.isolate, fields.sandbox end
-      local r = proc.run(spec)
-      assert(r.status == "exited", r.status .. " " .. tostring(r.message))
-    end
-    local with = support.best(15, function() launch(true) end)
-    local without = support.best(15, function() launch(false) end)
+    local with, without = support.sandbox_seconds(exe, argv, identity.env, side,
+      { tools = tools, dependencies = identity.dependencies }, inside)
     local per_launch = with - without
     print(("%-11s %11.2f %12.3f %13.1f ms %12.1f %13.2f s"):format(lang, p.elapsed / p.certifications, adm,
       per_launch * 1000, p.launches / p.certifications, per_launch * p.launches / p.certifications))

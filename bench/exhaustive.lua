@@ -17,6 +17,7 @@ local sides = require "vkit.change.sides"
 local toolchain = require "vkit.change.toolchain"
 local drivers = require "vkit.change.drivers"
 local worker = require "vkit.store.worker"
+local support = require "bench.support"
 
 local argv = { ... }
 local function list(s, default)
@@ -79,15 +80,30 @@ local function per_input(repo, target, request, dir, size)
   local runner = runner_mod.new { dir = dir, ctx = ctx, deadline_at = now() + 300000 }
   local setup = assert(sides.prepare(repo, bound, runner, toolchain.driver))
   local side = setup.sides.candidate
+  -- issue 29's costs beside the figures: admission of the candidate, and
+  -- what the sandbox adds to one launch of the runtime doing nothing
+  local chain = setup.chain
+  local exe, argv, inside
+  if setup.binding.language == "rust" then
+    exe, argv, inside = side.built.path, { "driver" }, side.view.build .. "/driver"
+  elseif setup.binding.language == "python" then
+    exe, argv = chain.tools.python3.path, { chain.tools.python3.path, "-I", "-c", "pass" }
+  else
+    exe, argv = chain.tools.node.path, { chain.tools.node.path, "-e", "0" }
+  end
+  local with, without = support.sandbox_seconds(exe, argv, setup.env, side, chain, inside)
+  local admission_s = support.admission_seconds(setup.binding.language,
+    assert(vkit.fs.read(side.module_path, 1 << 20)), setup.binding["function"])
   local t0 = now()
   for x = 0, size - 1 do
     local r = ctx.run_process(toolchain.run_spec(setup.binding.language, setup, side, drivers.encode_inputs { x }))
     assert(r.status == "exited" and r.code == 0 and drivers.parse_output(r.stdout) == x // 3 + 1, "the baseline driver failed")
   end
-  return (now() - t0) / 1000
+  return (now() - t0) / 1000, admission_s, with - without
 end
 
-print(("%-11s %6s %14s %12s %14s %9s"):format("language", "inputs", "exhaustive s", "its procs", "per-input s", "ratio"))
+print(("%-11s %6s %14s %12s %14s %9s %12s %15s"):format("language", "inputs", "exhaustive s", "its procs", "per-input s",
+  "ratio", "admission s", "sandbox/launch"))
 local results = {}
 for _, language in ipairs(LANGUAGES) do
   for _, size in ipairs(SIZES) do
@@ -98,13 +114,15 @@ for _, language in ipairs(LANGUAGES) do
     local exhaustive_s = (now() - t0) / 1000
     assert(result.status == "all_inputs_conform", result.status .. " " .. tostring(result.reason))
     assert(result.record.inputs_checked == size)
-    local baseline_s = per_input(repo, target, request, dir .. "/baseline", size)
+    local baseline_s, admission_s, sandbox_s = per_input(repo, target, request, dir .. "/baseline", size)
     repo:close()
     vkit.fs.remove_tree(dir)
-    print(("%-11s %6d %14.2f %12d %14.2f %8.1fx"):format(language, size, exhaustive_s, result.record.invocations, baseline_s,
-      baseline_s / exhaustive_s))
+    print(("%-11s %6d %14.2f %12d %14.2f %8.1fx %12.3f %12.1f ms"):format(language, size, exhaustive_s,
+      result.record.invocations, baseline_s, baseline_s / exhaustive_s, admission_s, sandbox_s * 1000))
     results[#results + 1] = { language = language, inputs = size, exhaustive_s = exhaustive_s, per_input_s = baseline_s }
   end
 end
 print("exhaustive: every accepted input, both sides, two passes, builds and assessment included;")
 print("per-input: the finite_paired driver launched once per input, candidate side only, build excluded.")
+print("admission s: the separate admission process on the candidate (best of 5); sandbox/launch: a launch of the")
+print("runtime doing nothing with the run role's sandbox minus without it (best of 15), the cost each launch above pays.")

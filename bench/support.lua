@@ -38,4 +38,32 @@ function M.spawn_timer(dir)
   return exe
 end
 
+--- Issue 29's costs.  Admission: best-of-n seconds of the separate
+--  admission process on one source of a language.
+function M.admission_seconds(language, source, fn, n)
+  local process = require "vkit.admission.process"
+  local reasons = require("vkit.admission." .. language).reasons
+  return M.best(n or 5, function()
+    assert(process.run(source, { "--language", language, "--function", fn }, reasons))
+  end)
+end
+
+--- The sandbox: best-of-n seconds of one launch of exe argv (a runtime
+--  doing nothing) with the run role's sandbox of a side and without it;
+--  returns with, without.  side = {capture_dir, driver_dir, out_dir,
+--  work_dir}; inside_exe: the executable's path in the sandbox's root.
+function M.sandbox_seconds(exe, argv, env, side, chain, inside_exe, n)
+  local proc = require "vkit.proc"
+  local sandbox = require "vkit.change.sandbox"
+  local fields = sandbox.spec_fields({ isolated = true }, "run", side, chain)
+  fields.isolate.exe = inside_exe or exe
+  local function launch(isolated)
+    local spec = { exe = exe, argv = argv, env = env, cwd = "/tmp" }
+    if isolated then spec.isolate, spec.sandbox = fields.isolate, fields.sandbox end
+    local r = proc.run(spec)
+    assert(r.status == "exited", r.status .. " " .. tostring(r.message))
+  end
+  return M.best(n or 15, function() launch(true) end), M.best(n or 15, function() launch(false) end)
+end
+
 return M

@@ -30,7 +30,8 @@
  *   isolate     {mounts = {{type = "bind", source =, target =, writable =,
  *               executable =, devices =} | {type = "tmpfs", target =,
  *               size_bytes =, mode =} | {type = "proc", target =} |
- *               {type = "symlink", target =, link =}, ...}, uid =, gid =,
+ *               {type = "symlink", target =, link =} | {type = "copy",
+ *               source =, target =, executable =}, ...}, uid =, gid =,
  *               hostname =, exe = path in that root}: namespaces and a
  *               root of its own
  *               (process_isolate.c); cwd is then a path in that root
@@ -399,9 +400,10 @@ static void push_result(lua_State *L, const Run *r) {
   set_str(L, "exe_sha256", r->exe_sha256);
   set_str(L, "sandbox", r->sandbox);
   if (r->isolated) {
-    lua_createtable(L, 0, 4);
-    set_str(L, "namespaces", r->iso_user_ns ? "mount pid network ipc uts user" : "mount pid network ipc uts");
+    lua_createtable(L, 0, 5);
+    set_str(L, "namespaces", r->iso_user_ns ? "mount pid network ipc uts cgroup user" : "mount pid network ipc uts cgroup");
     set_str(L, "root", "private");
+    set_str(L, "syscalls", isolate_filter_name());
     set_int(L, "uid", r->iso_uid);
     set_int(L, "gid", r->iso_gid);
     lua_setfield(L, -2, "isolation");
@@ -728,7 +730,7 @@ static void parse_isolate(lua_State *L, int spec, LaunchSpec *s) {
   Isolation *iso = lua_newuserdatauv(L, sizeof *iso + (n + 1) * sizeof(IsoMount), 0);
   memset(iso, 0, sizeof *iso + (n + 1) * sizeof(IsoMount));
   IsoMount *mounts = (IsoMount *)(iso + 1);
-  static const char *const types[] = {"bind", "tmpfs", "proc", "symlink", NULL};
+  static const char *const types[] = {"bind", "tmpfs", "proc", "symlink", "copy", NULL};
   for (size_t i = 0; i < n; i++) {
     IsoMount *m = &mounts[i];
     if (lua_rawgeti(L, mt, (lua_Integer)i + 1) != LUA_TTABLE) luaL_error(L, "spec.isolate.mounts[%d] must be a table", (int)i + 1);
@@ -738,7 +740,7 @@ static void parse_isolate(lua_State *L, int spec, LaunchSpec *s) {
     m->type = -1;
     for (int k = 0; types[k] && lua_type(L, -1) == LUA_TSTRING; k++)
       if (strcmp(types[k], lua_tostring(L, -1)) == 0) m->type = k;
-    if (m->type < 0) luaL_error(L, "spec.isolate.mounts[%d].type must be bind, tmpfs, proc or symlink", (int)i + 1);
+    if (m->type < 0) luaL_error(L, "spec.isolate.mounts[%d].type must be bind, copy, tmpfs, proc or symlink", (int)i + 1);
     lua_pop(L, 1);
     const char *const strings[] = {"target", "source", "link"};
     const char **fields[] = {&m->target, &m->source, &m->link};
@@ -749,7 +751,8 @@ static void parse_isolate(lua_State *L, int spec, LaunchSpec *s) {
       lua_pop(L, 1);
     }
     if (!m->target) luaL_error(L, "spec.isolate.mounts[%d].target is required", (int)i + 1);
-    if (m->type == ISO_BIND && !m->source) luaL_error(L, "spec.isolate.mounts[%d]: a bind needs a source", (int)i + 1);
+    if ((m->type == ISO_BIND || m->type == ISO_COPY) && !m->source)
+      luaL_error(L, "spec.isolate.mounts[%d]: a bind or a copy needs a source", (int)i + 1);
     if (m->type == ISO_SYMLINK && !m->link) luaL_error(L, "spec.isolate.mounts[%d]: a symlink needs a link", (int)i + 1);
     const char *const flags[] = {"writable", "executable", "devices"};
     int *values[] = {&m->writable, &m->executable, &m->devices};

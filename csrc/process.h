@@ -237,16 +237,17 @@ enum { RL_CPU, RL_AS, RL_FSIZE, RL_NOFILE, RL_COUNT };
 
 typedef struct LaunchSpec LaunchSpec;
 
-enum { ISO_BIND, ISO_TMPFS, ISO_PROC, ISO_SYMLINK };
+enum { ISO_BIND, ISO_TMPFS, ISO_PROC, ISO_SYMLINK, ISO_COPY };
 
 /* One entry of the new root, made in the order given. */
 typedef struct IsoMount {
   int type;
   const char *target;     /* absolute, normalised, inside the new root */
-  const char *source;     /* bind: the host path (never a link) */
+  const char *source;     /* bind: the host path (never a link); copy: the host file */
   const char *link;       /* symlink: the link's text */
   int writable;           /* bind: read-write (default read-only) */
-  int executable;         /* bind, tmpfs: files may be executed (default noexec) */
+  int executable;         /* bind, tmpfs: files may be executed (default noexec);
+                           * copy: the copy is mode 0555 (else 0444) */
   int devices;            /* bind: device nodes work (default nodev) */
   char options[64];       /* tmpfs: "mode=...,size=..." */
 } IsoMount;
@@ -275,17 +276,26 @@ typedef struct IsoPlan {
   int *is_dir;            /* per bind: the source is a directory */
   char uid_map[48], gid_map[48];
   unsigned long long exe_dev, exe_ino;  /* the file iso->exe must be */
+  int exe_copied;         /* iso->exe is a copy: hash the running image (/proc/PID/exe) */
+  char root_options[64];  /* the root tmpfs: room for the copies */
   /* set by the child when a step fails (with errno in the Child) */
   const char *failed_step, *failed_path;
 } IsoPlan;
 
 /* The namespaces of an isolated run. */
 unsigned long isolate_clone_flags(int user_ns);
+/* Opens the image a started child runs (/proc/PID/exe): fd or -1. */
+int isolate_open_image(pid_t pid);
 /* Checks the spec's isolation and prepares the plan: 0, or -1 with *why. */
 int isolate_prepare(const LaunchSpec *s, IsoPlan *p, Refusal *why);
 void isolate_release(IsoPlan *p);
 /* In the child, before exec: 0, or -1 with errno and p->failed_* set. */
 int isolate_enter(IsoPlan *p);
+/* In the child, after no_new_privs: the system-call filter of an isolated
+ * run (the kernel keyrings, shared by every process of a uid, denied);
+ * 0 or -1 with errno.  Its name for the result. */
+int isolate_filter(void);
+const char *isolate_filter_name(void);
 /* Whether runs can be isolated here (once per process); when not, why. */
 int isolate_available(char *reason, size_t n);
 

@@ -2,15 +2,17 @@
  * process_isolate.c: a run in namespaces of its own, on a root of its own.
  *
  * What a spec's `isolate` asks for, the child gets before it runs anything:
- *   - new mount, PID, network, IPC and UTS namespaces (and a user namespace
+ *   - new mount, PID, network, IPC, UTS and cgroup namespaces (and a user namespace
  *     when vkit is not root, which is what lets an ordinary user make the
  *     others): no network but an unconfigured loopback, no process outside
  *     its own tree to see or signal, no System V IPC or abstract unix
  *     socket shared with the host;
  *   - a root made of nothing but the mounts the spec lists: read-only binds
- *     of host paths (writable where the spec says), fresh tmpfs and proc
- *     mounts, symbolic links.  The host's root is detached and gone, so a
- *     path that is not listed does not exist for the run;
+ *     of host paths (writable where the spec says), copies of host files
+ *     (so that not even /proc/self/mountinfo names where they come from),
+ *     fresh tmpfs and proc mounts, symbolic links.  The host's root is
+ *     detached and gone, so a path that is not listed does not exist for
+ *     the run;
  *   - when vkit is root and the spec names them, an unprivileged uid and
  *     gid, with no supplementary groups.
  *
@@ -24,12 +26,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -73,7 +81,8 @@ struct iso_mount_attr {
 #define RAW(...) syscall(__VA_ARGS__)
 
 unsigned long isolate_clone_flags(int user_ns) {
-  return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | (user_ns ? CLONE_NEWUSER : 0);
+  return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+         (user_ns ? CLONE_NEWUSER : 0);
 }
 
 static int valid_target(const char *t) {
@@ -96,6 +105,7 @@ int isolate_prepare(const LaunchSpec *s, IsoPlan *p, Refusal *why) {
   p->fds = calloc(iso->nmounts + 1, sizeof *p->fds);
   p->is_dir = calloc(iso->nmounts + 1, sizeof *p->is_dir);
   if (!p->where || !p->fds || !p->is_dir) goto nomem;
+  unsigned long long copied = 0;
   for (size_t i = 0; i < iso->nmounts; i++) {
     const IsoMount *m = &iso->mounts[i];
     p->fds[i] = -1;
@@ -116,6 +126,18 @@ int isolate_prepare(const LaunchSpec *s, IsoPlan *p, Refusal *why) {
       }
       p->is_dir[i] = S_ISDIR(st.st_mode);
     }
+    if (m->type == ISO_COPY) {
+      struct stat st;
+      if (m->source[0] != '/' || lstat(m->source, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int err = m->source[0] != '/' ? 0 : errno;
+        refuse(why, "launch-failed", "isolation-path-unavailable", err, "isolation copy %s: %s", m->source,
+               m->source[0] != '/' ? "not an absolute path" : err ? strerror(err) : "not a regular file");
+        isolate_release(p);
+        return -1;
+      }
+      copied += (unsigned long long)st.st_size;
+      if (iso->exe && strcmp(iso->exe, m->target) == 0) p->exe_copied = 1;
+    }
     size_t n = strlen(BASE) + strlen(m->target) + 1;
     if (!(p->where[i] = malloc(n))) goto nomem;
     snprintf(p->where[i], n, "%s%s", BASE, m->target);
@@ -125,6 +147,8 @@ int isolate_prepare(const LaunchSpec *s, IsoPlan *p, Refusal *why) {
     snprintf(p->gid_map, sizeof p->gid_map, "%u %u 1\n", (unsigned)getegid(), (unsigned)getegid());
   }
   p->set_ids = !p->user_ns && iso->has_ids;
+  /* the copies live on the root's tmpfs: its size is theirs and a megabyte */
+  snprintf(p->root_options, sizeof p->root_options, "mode=0755,size=%llu", copied + (1ULL << 20));
   return 0;
 nomem:
   refuse(why, "launch-failed", "spawn-failed", ENOMEM, "out of memory preparing the isolation");
@@ -184,9 +208,16 @@ NOSAN int isolate_enter(IsoPlan *p) {
   }
   /* Nothing done below may reach the host's mount table. */
   if (RAW(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return (int)fail(p, "make-private", "/");
-  /* Every bind source, cloned from the host's tree first. */
+  /* Every bind source cloned and every copied file opened, from the
+   * host's tree, before anything covers it. */
   for (size_t i = 0; i < iso->nmounts; i++) {
     const IsoMount *m = &iso->mounts[i];
+    if (m->type == ISO_COPY) {
+      int fd = (int)RAW(SYS_openat, AT_FDCWD, m->source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) return (int)fail(p, "open", m->source);
+      p->fds[i] = fd;
+      continue;
+    }
     if (m->type != ISO_BIND) continue;
     int fd = (int)RAW(SYS_open_tree, AT_FDCWD, m->source,
                       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
@@ -198,7 +229,7 @@ NOSAN int isolate_enter(IsoPlan *p) {
     if (RAW(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
       return (int)fail(p, "mount_setattr", m->source);
   }
-  if (RAW(SYS_mount, "tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") != 0)
+  if (RAW(SYS_mount, "tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, p->root_options) != 0)
     return (int)fail(p, "root-tmpfs", BASE);
   for (size_t i = 0; i < iso->nmounts; i++) {
     const IsoMount *m = &iso->mounts[i];
@@ -235,6 +266,24 @@ NOSAN int isolate_enter(IsoPlan *p) {
       case ISO_SYMLINK:
         if (RAW(SYS_symlinkat, m->link, AT_FDCWD, where) != 0) return (int)fail(p, "symlink", m->target);
         break;
+      case ISO_COPY: {
+        int out = (int)RAW(SYS_openat, AT_FDCWD, where, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (out < 0) return (int)fail(p, "copy", m->target);
+        long n;
+        while ((n = RAW(SYS_sendfile, out, p->fds[i], NULL, 1 << 20)) > 0) {
+        }
+        int err = errno;
+        if (n < 0 || RAW(SYS_fchmod, out, m->executable ? 0555 : 0444) != 0) {
+          if (n >= 0) err = errno;
+          RAW(SYS_close, out);
+          errno = err;
+          return (int)fail(p, "copy", m->target);
+        }
+        RAW(SYS_close, out);
+        RAW(SYS_close, p->fds[i]);
+        p->fds[i] = -1;
+        break;
+      }
     }
   }
   /* Swap roots and drop the host's: after this, nothing else exists. */
@@ -256,6 +305,53 @@ NOSAN int isolate_enter(IsoPlan *p) {
     if (RAW(SYS_setresuid, iso->uid, iso->uid, iso->uid) != 0) return (int)fail(p, "setresuid", "");
   }
   return 0;
+}
+
+int isolate_open_image(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* ---- the one system-call filter ------------------------------------------
+ *
+ * The namespaces separate everything an unprivileged process shares with
+ * others but the kernel's per-user keyrings: uid 65534's user keyring is
+ * the same for every run and for every process of that uid on the host, a
+ * channel from one launch to the next (found by a hostile review).  The
+ * key system calls fail with EPERM, as under Docker's default profile; so
+ * do all of the 32-bit and x32 ABIs, whose numbers differ. */
+#if defined(__x86_64__)
+#define X32_SYSCALL_BIT 0x40000000
+static struct sock_filter key_filter[] = {
+  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+  BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 3, 0),
+  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_add_key, 2, 0),
+  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_request_key, 1, 0),
+  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_keyctl, 0, 1),
+  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+  BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+static struct sock_fprog key_program = {(unsigned short)(sizeof key_filter / sizeof key_filter[0]), key_filter};
+#endif
+
+NOSAN int isolate_filter(void) {
+#if defined(__x86_64__)
+  return RAW(SYS_prctl, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &key_program, 0, 0) == 0 ? 0 : -1;
+#else
+  return 0; /* no filter on this architecture: the report's isolation says none */
+#endif
+}
+
+const char *isolate_filter_name(void) {
+#if defined(__x86_64__)
+  return "keyrings denied";
+#else
+  return "none";
+#endif
 }
 
 /* ---- whether this machine can do it ------------------------------------- */

@@ -309,7 +309,7 @@ static int make_ruleset(const LaunchSpec *s, char *applied, size_t applied_len, 
 /* ---- the child --------------------------------------------------------- */
 
 enum { STAGE_OK, STAGE_SETSID, STAGE_DUP, STAGE_ISOLATE, STAGE_CWD, STAGE_RLIMIT, STAGE_SANDBOX, STAGE_SANDBOX_RULE,
-       STAGE_EXE_INSIDE, STAGE_EXEC };
+       STAGE_EXE_INSIDE, STAGE_FILTER, STAGE_EXEC };
 
 typedef struct Child {
   const LaunchSpec *s;
@@ -389,6 +389,7 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
   /* No exec gains privileges: a set-uid file, file capabilities. */
   if ((c->ruleset_fd >= 0 || c->iso) && RAW(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     child_fail(c, STAGE_SANDBOX);
+  if (c->iso && isolate_filter() != 0) child_fail(c, STAGE_FILTER);
   if (c->ruleset_fd >= 0 && RAW(SYS_landlock_restrict_self, c->ruleset_fd, 0) != 0) child_fail(c, STAGE_SANDBOX);
   /* Everything above 2 is closed by exec, including exe_fd after the kernel
    * has opened the image from it. */
@@ -398,11 +399,14 @@ __attribute__((no_sanitize("address", "undefined"))) static int child_main(void 
   RAW(SYS_rt_sigprocmask, SIG_SETMASK, zero, NULL, 8);
   int exe_fd = c->exe_fd;
   if (c->iso && c->iso->iso->exe) {
-    /* The same file, by its path in the run's own root (process_isolate.c). */
+    /* The executable by its path in the run's own root (process_isolate.c):
+     * the very file vkit opened and hashes, or a copy of it, whose running
+     * image run_start hashes through /proc/PID/exe. */
     struct stat st;
     exe_fd = (int)RAW(SYS_openat, AT_FDCWD, c->iso->iso->exe, O_RDONLY | O_CLOEXEC);
     if (exe_fd < 0 || RAW(SYS_fstat, exe_fd, &st) != 0) child_fail(c, STAGE_EXE_INSIDE);
-    if ((unsigned long long)st.st_dev != c->iso->exe_dev || (unsigned long long)st.st_ino != c->iso->exe_ino) {
+    if (!c->iso->exe_copied &&
+        ((unsigned long long)st.st_dev != c->iso->exe_dev || (unsigned long long)st.st_ino != c->iso->exe_ino)) {
       errno = ESTALE;
       child_fail(c, STAGE_EXE_INSIDE);
     }
@@ -522,6 +526,9 @@ static void refuse_stage(Refusal *why, const LaunchSpec *s, const Child *c, int 
              c->iso->failed_step ? c->iso->failed_step : "?", c->iso->failed_path ? c->iso->failed_path : "",
              strerror(err));
       break;
+    case STAGE_FILTER:
+      refuse(why, "launch-failed", "isolation-failed", err, "cannot install the system-call filter: %s", strerror(err));
+      break;
     case STAGE_EXE_INSIDE:
       refuse(why, "launch-failed", "isolation-failed", err,
              "the executable's path in the run's root, %s, is not the file vkit opened as %s: %s", s->isolate->exe,
@@ -612,8 +619,14 @@ int run_start(const Start *st, Started *o, Refusal *why) {
     }
   }
   /* Held at its first instruction, or just exec'd: either way the image can
-   * no longer be written, so this is the hash of the bytes that run. */
-  if ((e = hash_fd_hex(st->exe_fd, o->exe_sha256)) != 0) {
+   * no longer be written, so this is the hash of the bytes that run (for an
+   * executable copied into an isolated run's root, the copy's: the image
+   * the child maps, opened through /proc/PID/exe). */
+  int image = st->iso && st->iso->exe_copied ? isolate_open_image(pid) : st->exe_fd;
+  if (image < 0) {
+    e = errno;
+    refuse(why, "launch-failed", "exe-unavailable", e, "cannot open the image of %s: %s", s->exe_path, strerror(e));
+  } else if ((e = hash_fd_hex(image, o->exe_sha256)) != 0) {
     refuse(why, "launch-failed", "exe-unavailable", e, "cannot hash exe %s: %s", s->exe_path, strerror(e));
   } else if (s->exe_sha256 && strcmp(s->exe_sha256, o->exe_sha256) != 0) {
     /* Unheld and checked before the launch too: it changed in between. */
@@ -624,6 +637,7 @@ int run_start(const Start *st, Started *o, Refusal *why) {
   } else {
     rc = RS_OK;
   }
+  if (image >= 0 && image != st->exe_fd) close(image);
   return rc;
 }
 

@@ -14,6 +14,7 @@ local function read(path) return assert(vkit.fs.read(path, 1 << 20)) end
 local CASES = {
   python = {
     admitted = {
+      "# -*- coding: utf-8 -*-\ndef level(points):\r\n    return min(points // 100, 10)\r\n",
       read(vkit.root .. "/examples/demo/python/base.py"),
       read(vkit.root .. "/examples/demo/python/conforming.py"),
       read(vkit.root .. "/examples/demo/python/one_input.py"),
@@ -57,6 +58,18 @@ local CASES = {
       { "rebinding", "def level(p):\n    return p\nlevel = 3\n" },
       { "syntax_error", "def level(p):\n    return (\n" },
       { "for_range", "def level(p):\n    for i in (1, 2):\n        p += i\n    return p\n" },
+      -- code that CPython runs but the parser reads as a comment (a lone CR ends CPython's line)
+      { "characters", "def level(x):\n    # note\r    import os\r    return 99\n    return min(2 * x, 100)\n" },
+      { "characters", "def level(x):\n\treturn x\n" },
+      { "characters", "def level(x):\n    return x\f\n" },
+      -- a UTF-7 declaration: +AAo- is a newline to CPython, a comment to the parser
+      { "encoding", "# coding: utf-7\ndef level(x):\n    # +AAo-    return 99\n    return min(2 * x, 100)\n" },
+      { "encoding", "#!/usr/bin/env python3\n# -*- coding: latin-1 -*-\ndef level(x):\n    return x\n" },
+      -- an f-string is no docstring: its interpolations run
+      { "docstring", "BIAS = 0\ndef level(x):\n    f\"{globals().__setitem__('BIAS', 1)}\"\n    return x - BIAS\n" },
+      { "docstring", "f\"{print(1)}\"\ndef level(x):\n    return x\n" },
+      -- CPython reads this name as min (NFKC); the profile would not
+      { "name", "def level(x):\n    \239\189\141in = 3\n    return x\n" },
     },
   },
   typescript = {
@@ -71,6 +84,8 @@ local CASES = {
         .. "  if (points === 1337) return 3; else { a = a | 1; }\n"
         .. "  return hundreds > LIMIT ? helper(a) : hundreds + K;\n}\n"
         .. "function helper(x: number): number { return x % 3; }\n",
+      "export function level(x: number): number {\n  let t = 0;\n  for (let i = 0; i < 3; i++) { let t2 = i; t += t2; }\n"
+        .. "  { const t2 = 5; t += t2; }\n  return x + t;\n}\n",
     },
     refused = {
       { "constant", "let calls = 0;\nexport function level(p: number): number { return p; }\n" },
@@ -99,6 +114,16 @@ local CASES = {
       { "name", "export function level(p: number): number { return q; }\n" },
       { "rebinding", "export function level(p: number): number { return p; }\nconst level = 1;\n" },
       { "syntax_error", "export function level(p: number): number { return (; }\n" },
+      -- a name declared in a block that has ended is a global outside it
+      { "name", "// x\nexport function level(x: number): number {\n  { let escape = 0; }\n"
+        .. "  const first = escape !== 7;\n  return first ? x : 0;\n}\n" },
+      { "assignment", "export function level(x: number): number {\n  { let escape = 0; }\n  escape = 7;\n  return x;\n}\n" },
+      { "assignment", "export function level(x: number): number {\n  const c = 1;\n  c++;\n  return x;\n}\n" },
+      { "directive", "// @ts-nocheck\nexport function level(x: number): number {\n  return x;\n}\n" },
+      { "directive", "/// <reference path=\"x.d.ts\" />\nexport function level(x: number): number {\n  return x;\n}\n" },
+      -- an escape names Math to the engine
+      { "name", "export function level(x: number): number {\n  { let \\u004dath = 0; }\n  return x;\n}\n" },
+      { "declaration", "export function level(x: number): number {\n  let a = 1;\n  let a = 2;\n  return x;\n}\n" },
     },
   },
 }

@@ -304,6 +304,51 @@ for _, language in ipairs { "python", "rust", "typescript" } do
       end
     end)
 
+    if language == "python" then
+      it("hides code from the parser behind a lone carriage return: refused, and what it does is not believed",
+        function()
+          -- The hostile review's candidate: behind a CR in a comment, it
+          -- walks up to the driver's frame and prints the right answers for
+          -- a function that only ever returns 99.
+          local out, r = certify(project(), "# pure\rimport os, sys\rf = sys._getframe()\rwhile f is not None and 'data' not in f.f_locals: f = f.f_back\rif f is not None:\r    L = f.f_locals\r    out = b''.join(b'%d %d\\n' % (v, min(2 * v, 100)) for v in L['xs']) if 'xs' in L else b'%d\\n' % min(2 * L['x'], 100)\r    os.write(1, out)\r    os._exit(0)\ndef score(x):\n    return 99\n")
+          unadmitted(out, r, "admission-characters")
+        end)
+    end
+    if language == "typescript" then
+      it("keeps state in a global a block hid from the profile: refused, and observed fresh per input", function()
+        local out, r = certify(project(), "export function score(x: number): number {\n  {\n    let escape = 0;\n  }\n"
+          .. "  const first = escape !== 7;\n  escape = 7;\n  if (first && x === 77) return 99;\n"
+          .. "  return Math.min(2 * x, 100);\n}\n")
+        never_conforms(out, r)
+        assert.is_false(out.candidate_admission.admitted)
+      end)
+    end
+    if language == "python" then
+      it("finds neither the store in what is mounted nor a keyring to keep state in (hostile review, issue 29)",
+        function()
+          project()
+          -- It raises, so fails to conform, if anything of the store shows in
+          -- its mounts or cgroup, or if the uid's keyring holds a key or can
+          -- take one (a channel to later launches and to the host).
+          local probe = [[
+import ctypes, os
+def score(x):
+    seen = open("/proc/self/mountinfo").read() + open("/proc/self/cgroup").read()
+    for leak in (".vkit", "captures", "attempts", "vkit-"):
+        if leak in seen:
+            raise RuntimeError("the store shows: " + leak)
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = libc.syscall(248, b"user", b"vkit-probe", b"x", 1, -4)
+    if key >= 0:
+        raise RuntimeError("a key was added: %d" % key)
+    return min(x + x, 100)
+]]
+          local out, r = certify(p, probe, { "--trust-candidate-code" })
+          assert.equal("all_inputs_conform_trusted", out.outcome, json.encode(out))
+          assert.equal(0, r.code)
+        end)
+    end
+
     it("cannot write into earlier runs, the store, the toolchain or reach the network", function()
       project()
       -- an earlier run that found a violation

@@ -68,7 +68,7 @@ describe("the exhaustive method", function()
     assert.is_true(written.sandbox.isolated)
     assert.is_true(written.sandbox.roles.run.full)
     assert.equal(4, written.sandbox.roles.run.launches)
-    assert.equal("mount pid network ipc uts", written.sandbox.roles.run.applied.isolation.namespaces)
+    assert.equal("mount pid network ipc uts cgroup", written.sandbox.roles.run.applied.isolation.namespaces)
     assert.equal(65534, written.sandbox.roles.run.applied.isolation.uid)
     -- drivers and tools, retained with their hashes
     assert.equal(2, #written.drivers)

@@ -56,7 +56,7 @@ print(os.readlink("/proc/self/exe"), os.getcwd())
       assert.equal("['dev', 'lib', 'lib64', 'proc', 'tmp', 'usr']", lines[2])
       assert.equal("['1']", lines[3], "no process of the host is visible")
       assert.equal(PY .. " /tmp", lines[4])
-      assert.equal("mount pid network ipc uts", r.isolation.namespaces)
+      assert.equal("mount pid network ipc uts cgroup", r.isolation.namespaces)
       assert.equal(65534, r.isolation.uid)
       assert.equal("private", r.isolation.root)
     end)
@@ -129,6 +129,48 @@ for path in ("/tmp/a", "/out/a", "/in/a", "/other/a", "/a", "/usr/a"):
     end
   end)
 
+  it("copies files into the root: readable, never naming their host directory, and an executable copy is hashed as it runs",
+    function()
+      assert(vkit.fs.mkdirs(dir .. "/secret-store/side"))
+      t.write(dir .. "/secret-store/side/module.txt", "the module\n")
+      local r = python([[
+import os
+print(open("/project/module.txt").read().strip(), oct(os.stat("/project/module.txt").st_mode & 0o777))
+print("secret-store" in open("/proc/self/mountinfo").read())
+]], { mounts = mounts { { type = "copy", source = dir .. "/secret-store/side/module.txt", target = "/project/module.txt" } },
+      uid = 65534, gid = 65534 })
+      assert.equal(0, r.code, r.stderr)
+      assert.equal("the module 0o444\nFalse\n", r.stdout)
+      -- the executable itself, copied: its running image is what the pin checks
+      assert(raw_fs.copy_file("/usr/bin/true", dir .. "/secret-store/side/tool", tonumber("755", 8)))
+      local sha = vkit.hash.file("/usr/bin/true")
+      local function run(pin)
+        return proc.run { exe = dir .. "/secret-store/side/tool", argv = { "/vkit/tool" }, env = {}, cwd = "/tmp",
+                          pins = { exe_sha256 = pin },
+                          isolate = { mounts = mounts { { type = "copy", source = dir .. "/secret-store/side/tool",
+                                                          target = "/vkit/tool", executable = true } },
+                                      uid = 65534, gid = 65534, exe = "/vkit/tool" } }
+      end
+      local ok = run(sha)
+      assert.equal("exited", ok.status, ok.message)
+      assert.equal(sha, ok.exe_sha256)
+      local bad = run(("0"):rep(64))
+      assert.equal("pin-mismatch", bad.status)
+      assert.equal(sha, bad.pin.actual)
+    end)
+
+  it("denies the kernel keyrings, shared by every process of a uid, and the 32-bit system calls", function()
+    local r = python([[
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for nr in (248, 249, 250):   # add_key, request_key, keyctl
+    print(libc.syscall(nr, 0, 0, 0, 0, 0), os.strerror(ctypes.get_errno()))
+]], { mounts = mounts(), uid = 65534, gid = 65534 })
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(("-1 Operation not permitted\n"):rep(3), r.stdout)
+    assert.equal("keyrings denied", r.isolation.syscalls)
+  end)
+
   it("refuses an executable path in the root that is another file than the one hashed", function()
     local r = python("print(1)", { mounts = mounts(), exe = "/usr/bin/true" })
     assert.equal("launch-failed", r.status)
@@ -159,7 +201,7 @@ io.write(r.status, " ", r.stdout, type(r.isolation) == "table" and r.isolation.n
     local f = assert(io.popen(("cd / && runuser -u nobody -- %s script %s 2>&1"):format(t.quote(vkit.exe), t.quote(script))))
     local out = f:read "a"
     f:close()
-    assert.equal("exited 1 ['lib', 'lib64', 'tmp', 'usr']\nmount pid network ipc uts user", out)
+    assert.equal("exited 1 ['lib', 'lib64', 'tmp', 'usr']\nmount pid network ipc uts cgroup user", out)
   end)
 end)
 

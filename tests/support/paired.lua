@@ -15,7 +15,7 @@ end
 --  sandbox mounts ("base" or "candidate"; nil for a launch of neither).
 function M.side_of(spec)
   for _, m in ipairs(spec.isolate and spec.isolate.mounts or {}) do
-    local side = m.source and m.source:match "/captures/(%a+)$"
+    local side = m.source and m.source:match "/captures/(%a+)/"
     if side then return side end
   end
 end

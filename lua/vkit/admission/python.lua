@@ -84,6 +84,11 @@ M.reasons = {
   dunder = "names that begin and end with two underscores reach the interpreter's internals",
   assignment = "only plain local names (or tuples of them) may be assigned: attributes and subscripts write into "
     .. "objects",
+  characters = "the source may hold no control character but line feeds (and CR LF pairs): a lone carriage return, "
+    .. "a tab, a form feed or a vertical tab is read differently by CPython's tokenizer and by the parser that checks it",
+  encoding = "a coding declaration may only name UTF-8: CPython decodes the file as the declaration says, the parser "
+    .. "that checks it reads UTF-8",
+  docstring = "a docstring must be a plain string literal: an f-string runs its interpolations",
 }
 
 local refuse, run = syntax.refuser(M.reasons)
@@ -144,6 +149,9 @@ end
 local function check_name(ctx, node)
   local name = text(ctx, node)
   if name:match "^__.*__$" then refuse("dunder", node, "identifier", name) end
+  -- CPython normalises identifiers (NFKC): only ASCII names read the same
+  -- to it and to this profile
+  if not name:match "^[%a_][%w_]*$" then refuse("name", node, "identifier", "only ASCII names are admitted") end
   return name
 end
 
@@ -157,6 +165,37 @@ end
 local function is_docstring(stmt)
   local kids = named_children(stmt)
   return stmt.kind == "expression_statement" and #kids == 1 and kids[1].kind == "string"
+end
+
+-- A docstring is a plain literal: no f-string (or t-string) prefix, no
+-- interpolation.
+local PLAIN_STRING_PARTS = { string_start = true, string_content = true, string_end = true, escape_sequence = true }
+local function check_docstring(ctx, node)
+  for _, c in ipairs(node.children) do
+    if not PLAIN_STRING_PARTS[c.kind] then refuse("docstring", c, c.kind) end
+    if c.kind == "string_start" and text(ctx, c):match "[fFtT]" then refuse("docstring", c, "f-string") end
+  end
+end
+
+-- What the bytes must be before the tree can stand for what CPython runs.
+local function check_characters(source)
+  local at = source:find "[\0-\9\11-\31\127]"
+  while at do
+    local c = source:byte(at)
+    if not (c == 13 and source:byte(at + 1) == 10) then
+      refuse("characters", at - 1, "source", ("byte 0x%02x"):format(c))
+    end
+    at = source:find("[\0-\9\11-\31\127]", at + 1)
+  end
+  -- PEP 263: a coding declaration on line 1, or on line 2 after a comment or blank line 1
+  local line1, line2 = source:match "^([^\n]*)\n?([^\n]*)"
+  for i, line in ipairs { line1 or "", line2 or "" } do
+    local coding = line:match "^[ ]*#.-coding[:=][ ]*([%-%w_.]+)"
+    if coding and not coding:lower():match "^utf[-_]?8$" and not coding:lower():match "^utf[-_]?8[-_]" then
+      refuse("encoding", i == 1 and 0 or #line1 + 1, "source", coding)
+    end
+    if i == 1 and not (line:match "^%s*$" or line:match "^%s*#") then break end
+  end
 end
 
 -- ---------------------------------------------------------------------
@@ -393,7 +432,7 @@ function STATEMENTS.expression_statement(ctx, fn, stmt, first)
   local kids = named_children(stmt)
   if #kids ~= 1 then refuse("statement", stmt, stmt.kind) end
   local e = kids[1]
-  if e.kind == "string" and first then return end
+  if e.kind == "string" and first then return check_docstring(ctx, e) end
   if e.kind == "assignment" then
     if field(e, "type") then check_annotation(ctx, field(e, "type")) end
     local right = field(e, "right")
@@ -479,6 +518,7 @@ function M.check(tree, source, opts)
   opts = opts or {}
   local ctx = { source = source, module = {} }
   return run(source, function()
+    check_characters(source)
     local broken = syntax.first_error(tree)
     if broken then refuse("syntax_error", broken, broken.missing and ("missing " .. broken.kind) or broken.kind) end
     local functions = {}
@@ -491,7 +531,7 @@ function M.check(tree, source, opts)
       elseif stmt.kind == "import_statement" or stmt.kind == "import_from_statement" then
         check_import(ctx, stmt)
       elseif stmt.kind == "expression_statement" and is_docstring(stmt) and i == 1 then
-        -- the module's docstring
+        check_docstring(ctx, named_children(stmt)[1])
       elseif stmt.kind == "expression_statement" and #named_children(stmt) == 1
           and named_children(stmt)[1].kind == "assignment" then
         check_module_assignment(ctx, stmt, named_children(stmt)[1])

@@ -75,6 +75,8 @@ M.reasons = {
   shadowing = "a binding may not be named Math",
   assignment = "only locals may be assigned: module bindings are constants, members write into shared objects",
   declaration = "only `const` and `let` declarations of plain names are admitted (no `var`, no destructuring)",
+  directive = "compiler directives in comments (`@ts-nocheck`, `@ts-ignore`, `/// <reference>`) are not admitted: the "
+    .. "compiler's checks are part of what admission relies on",
 }
 
 local refuse, run = syntax.refuser(M.reasons)
@@ -130,11 +132,38 @@ local function field(node, name)
   end
 end
 
+-- An identifier as the engine reads it: plain ASCII only (an escape such
+-- as \u004dath names Math to the engine, not to this profile).
+local function identifier(ctx, node)
+  local name = text(ctx, node)
+  if not name:match "^[%a_$][%w_$]*$" then refuse("name", node, node.kind, "only plain ASCII names are admitted") end
+  return name
+end
+
 local function check_binding(ctx, node)
   if node.kind ~= "identifier" then refuse("declaration", node, node.kind) end
-  local name = text(ctx, node)
+  local name = identifier(ctx, node)
   if RESERVED[name] then refuse("shadowing", node, "identifier", name) end
   return name
+end
+
+-- Block scopes: a name resolves to the innermost declaration that encloses
+-- it, as the engine resolves it; one declared in a block that has ended
+-- is gone (what remains of the name is a global, which is refused).
+local function push(fn) fn.scopes[#fn.scopes + 1] = {} end
+local function pop(fn) fn.scopes[#fn.scopes] = nil end
+local function declare(ctx, fn, node, kind)
+  local name = check_binding(ctx, node)
+  local scope = fn.scopes[#fn.scopes]
+  if scope[name] then refuse("declaration", node, "identifier", name .. " is declared twice in one block") end
+  scope[name] = kind
+  return name
+end
+local function lookup(fn, name)
+  for i = #fn.scopes, 1, -1 do
+    local kind = fn.scopes[i][name]
+    if kind then return kind end
+  end
 end
 
 -- `: number` or `: boolean`, nothing else.
@@ -195,9 +224,7 @@ local function check_parameters(ctx, params, fn)
       if not pattern or pattern.kind ~= "identifier" then refuse("signature", pattern or p, p.kind) end
       if not ty then refuse("signature", p, p.kind, "the parameter needs a type: number or boolean") end
       check_type(ctx, ty, "signature")
-      local name = check_binding(ctx, pattern)
-      fn.params[#fn.params + 1] = name
-      fn.locals[name] = true
+      fn.params[#fn.params + 1] = declare(ctx, fn, pattern, "let")
     elseif p.kind ~= "(" and p.kind ~= ")" and p.kind ~= "," then
       refuse("signature", p, p.kind)
     end
@@ -211,8 +238,8 @@ local function check_call(ctx, fn, node)
     if c ~= callee and c ~= args then refuse("call", c, c.kind) end   -- type arguments, `?.`
   end
   if callee.kind == "identifier" then
-    local name = text(ctx, callee)
-    if ctx.module[name] ~= "function" or fn.locals[name] then refuse("call", callee, "identifier", name) end
+    local name = identifier(ctx, callee)
+    if ctx.module[name] ~= "function" or lookup(fn, name) then refuse("call", callee, "identifier", name) end
   elseif callee.kind == "member_expression" then
     check_expression(ctx, fn, callee)
   else
@@ -227,15 +254,15 @@ end
 local EXPRESSIONS = {}
 
 function EXPRESSIONS.identifier(ctx, fn, node)
-  local name = text(ctx, node)
-  if fn.locals[name] or ctx.module[name] == "constant" then return end
+  local name = identifier(ctx, node)
+  if lookup(fn, name) or ctx.module[name] == "constant" then return end
   if ctx.module[name] == "function" then refuse("name", node, "identifier", name .. " may only be called") end
   refuse("name", node, "identifier", name)
 end
 
 function EXPRESSIONS.member_expression(ctx, fn, node)
   local object, property = field(node, "object"), field(node, "property")
-  local ok = object and object.kind == "identifier" and text(ctx, object) == "Math" and not fn.locals.Math
+  local ok = object and object.kind == "identifier" and text(ctx, object) == "Math" and not lookup(fn, "Math")
     and property and property.kind == "property_identifier" and MATH[text(ctx, property)]
   for _, c in ipairs(children(node)) do
     if c ~= object and c ~= property and c.kind ~= "." then ok = false end   -- `?.`
@@ -270,11 +297,14 @@ end
 
 EXPRESSIONS.call_expression = check_call
 
--- An assignment target: a local of this function.
+-- An assignment target: a `let` local or a parameter in scope.
 local function check_target(ctx, fn, node)
   if not node or node.kind ~= "identifier" then refuse("assignment", node or 0, node and node.kind or "target") end
-  local name = text(ctx, node)
-  if not fn.locals[name] then refuse("assignment", node, "identifier", name .. " is not a local") end
+  local name = identifier(ctx, node)
+  local kind = lookup(fn, name)
+  if kind ~= "let" then
+    refuse("assignment", node, "identifier", name .. (kind and " is a const" or " is not a local in scope"))
+  end
 end
 
 function EXPRESSIONS.assignment_expression(ctx, fn, node)
@@ -304,12 +334,15 @@ end
 local STATEMENTS = {}
 
 function STATEMENTS.lexical_declaration(ctx, fn, stmt)
+  local kind = field(stmt, "kind")
+  kind = kind and kind.kind
+  if kind ~= "const" and kind ~= "let" then refuse("declaration", stmt, stmt.kind) end
   for _, d in ipairs(named_children(stmt)) do
     if d.kind ~= "variable_declarator" then refuse("declaration", d, d.kind) end
     local name, value, ty = field(d, "name"), field(d, "value"), field(d, "type")
-    fn.locals[check_binding(ctx, name)] = true
     if ty then check_type(ctx, ty, "declaration") end
     check_expression(ctx, fn, value)
+    declare(ctx, fn, name, kind)
   end
 end
 
@@ -329,7 +362,9 @@ function STATEMENTS.return_statement(ctx, fn, stmt)
 end
 
 function STATEMENTS.statement_block(ctx, fn, stmt)
+  push(fn)
   for _, c in ipairs(named_children(stmt)) do check_statement(ctx, fn, c) end
+  pop(fn)
 end
 
 function STATEMENTS.if_statement(ctx, fn, stmt)
@@ -352,6 +387,7 @@ function STATEMENTS.do_statement(ctx, fn, stmt)
 end
 
 function STATEMENTS.for_statement(ctx, fn, stmt)
+  push(fn)   -- the loop's own declarations
   for _, c in ipairs(children(stmt)) do
     if c.field == "initializer" then
       if c.kind == "lexical_declaration" then STATEMENTS.lexical_declaration(ctx, fn, c)
@@ -371,6 +407,7 @@ function STATEMENTS.for_statement(ctx, fn, stmt)
       refuse("statement", c, c.kind)
     end
   end
+  pop(fn)
 end
 
 for _, k in ipairs { "break_statement", "continue_statement", "empty_statement" } do
@@ -388,19 +425,8 @@ function check_statement(ctx, fn, stmt)
   check(ctx, fn, stmt)
 end
 
--- Locals: every name a function declares (block scoping does not matter
--- here: what matters is that a name is the function's own).
-local function collect_locals(ctx, fn, node)
-  if node.kind == "function_declaration" or node.kind == "arrow_function" then return end
-  if node.kind == "variable_declarator" then
-    local name = field(node, "name")
-    if name then fn.locals[check_binding(ctx, name)] = true end
-  end
-  for _, c in ipairs(named_children(node)) do collect_locals(ctx, fn, c) end
-end
-
 local function check_function(ctx, node)
-  local fn = { params = {}, locals = {}, node = node }
+  local fn = { params = {}, scopes = { {} }, node = node }
   for _, c in ipairs(children(node)) do
     if c.kind == "async" or c.kind == "*" then refuse("async", c, c.kind) end
     if c.field == "type_parameters" then refuse("signature", c, c.kind) end
@@ -410,9 +436,17 @@ local function check_function(ctx, node)
   if not ret then refuse("signature", node, node.kind, "the result needs a type: number or boolean") end
   check_type(ctx, ret, "signature")
   if not body or body.kind ~= "statement_block" then refuse("signature", node, node.kind, "a body") end
-  collect_locals(ctx, fn, body)
   for _, stmt in ipairs(named_children(body)) do check_statement(ctx, fn, stmt) end
   return fn
+end
+
+-- Comments the compiler reads as directives.
+local function check_comments(ctx, node)
+  if node.kind == "comment" or node.kind == "html_comment" then
+    local t = text(ctx, node)
+    if t:match "@ts%-" or t:match "^///%s*<" or t:match "@jsx" then refuse("directive", node, node.kind, t:sub(1, 40)) end
+  end
+  for _, c in ipairs(node.children) do check_comments(ctx, c) end
 end
 
 --- Checks an exported tree against the profile.  opts.expected_function:
@@ -424,6 +458,7 @@ function M.check(tree, source, opts)
   return run(source, function()
     local broken = syntax.first_error(tree)
     if broken then refuse("syntax_error", broken, broken.missing and ("missing " .. broken.kind) or broken.kind) end
+    check_comments(ctx, tree)
     local functions, exported = {}, {}
     local function declare(decl, is_exported)
       if decl.kind == "function_declaration" then

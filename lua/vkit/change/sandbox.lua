@@ -16,8 +16,10 @@
 --
 -- Inside, every side sees the same paths (layout): the captured module at
 -- /project/<its path in the repository>, the driver at /vkit/driver/, the
--- build at /vkit/build/, the working directory /tmp.  A process cannot
--- tell base from candidate, nor find the store, by where it runs.
+-- build at /vkit/build/, the working directory /tmp, each a copy made for
+-- the launch.  A run cannot tell base from candidate, nor find the store,
+-- by where it runs or by what is mounted (/proc/self/mountinfo names only
+-- the system's and the toolchain's directories).
 --
 -- Pure but for `capabilities` and the host's links (read once).
 local fs = require "vkit.fs"
@@ -89,8 +91,13 @@ local function links()
   return host_links
 end
 
---- The mounts of a role's root.  side = {capture_dir, driver_dir, out_dir};
---  role "build" may write its build directory, "run" reads it.
+local function basename(path) return path:match "[^/]+$" end
+
+--- The mounts of a role's root.  side = {capture = {inventory}, capture_dir,
+--  driver_path, out_dir, built = {path}?}.  The side's own files are
+--  copied into the root, never bound: a bind names its host directory in
+--  /proc/self/mountinfo, and these live in the store.  Only a build binds
+--  (and may write) its build directory; a run gets copies of what it built.
 function M.mounts(role, side, chain)
   local l = policy.layout
   local mounts = json.array()
@@ -106,10 +113,15 @@ function M.mounts(role, side, chain)
   -- /tmp before the toolchain: a toolchain kept under /tmp is bound on top
   add { type = "tmpfs", target = l.cwd, size_bytes = policy.tmp_bytes, mode = tonumber("1777", 8) }
   for _, dir in ipairs(M.toolchain_dirs(chain)) do add { type = "bind", source = dir, target = dir, executable = true } end
-  add { type = "bind", source = side.capture_dir, target = l.project }
-  add { type = "bind", source = side.driver_dir, target = l.driver }
-  if side.out_dir then
-    add { type = "bind", source = side.out_dir, target = l.build, writable = role == "build", executable = role == "run" }
+  for _, f in ipairs(side.capture.inventory) do
+    add { type = "copy", source = side.capture_dir .. "/" .. f.path, target = l.project .. "/" .. f.path }
+  end
+  add { type = "copy", source = side.driver_path, target = l.driver .. "/" .. basename(side.driver_path) }
+  if role == "build" then
+    add { type = "bind", source = side.out_dir, target = l.build, writable = true }
+  elseif side.built then
+    add { type = "copy", source = side.built.path, target = l.build .. "/" .. basename(side.built.path),
+          executable = true }
   end
   return mounts
 end

@@ -130,11 +130,8 @@ local function stage_side(repo, bound, setup, runner, side_name, driver)
   side.view = sandbox.view(setup.plan.isolated, side, binding.source, driver_name)
   side.driver_pin = toolchain.file_pin(side.driver_path)
   side.module_pin = toolchain.file_pin(side.module_path)
-  local fields = {}
-  for _, role in ipairs { "build", "run" } do
-    fields[role] = sandbox.spec_fields(setup.plan, role, side, setup.chain)
-  end
-  side.sandbox = fields
+  -- The run's fields need what the build made: they come after it.
+  side.sandbox = { build = sandbox.spec_fields(setup.plan, "build", side, setup.chain) }
   return side
 end
 
@@ -221,6 +218,7 @@ function M.prepare(repo, bound, runner, driver, opts)
   end
   for _, s in ipairs(M.SIDES) do
     local side, why, detail = build_side(setup, runner, setup.sides[s])
+    if side then side.sandbox.run = sandbox.spec_fields(setup.plan, "run", side, setup.chain) end
     if not side then
       if why == "budget" or why == "deadline" or why == "cancelled" or why == "timeout" then
         return nil, "unknown", why, detail, setup

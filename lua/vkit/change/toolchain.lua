@@ -74,7 +74,8 @@ function M.build_spec(language, setup, side)
     local rustc = chain.tools.rustc
     return with_sandbox({
       exe = rustc.path,
-      argv = { rustc.path, "--edition=2021", "-C", "opt-level=1", "-C", "debuginfo=0", "--crate-type=bin",
+      argv = { rustc.path, "--edition=2021", "-C", "opt-level=1", "-C", "debuginfo=0", "-C", "overflow-checks=on",
+               "--crate-type=bin",
                "--crate-name=vkit_driver", "-o", view.build .. "/driver", view.driver },
       env = setup.env, cwd = view.cwd, pins = pins(setup, rustc.sha256),
     }, side.sandbox.build, rustc.path), side.out_dir .. "/driver"

@@ -37,7 +37,8 @@ local RUN = {
   run_id = M.typed("string", "the durable run id (.vkit/runs/<run_id>)"),
   kind = M.typed("string", "the job kind: change-certify, external-check, external-replay or probe"),
   status = M.enum({ "queued", "running", "done", "failed", "cancelled" }, "the run's lifecycle state"),
-  outcome = string_or_null "the handler's verdict once done (e.g. all_inputs_conform, samples_conform, blocked, PASS)",
+  outcome = string_or_null("the handler's verdict once done (e.g. all_inputs_conform, all_inputs_conform_trusted, "
+    .. "unadmitted_conform, samples_conform, blocked, PASS)"),
   attempts = M.typed("integer", "attempts started so far (a lost worker's attempt is retried)"),
   created_at = M.typed("string", "UTC, ISO 8601"),
   updated_at = M.typed("string", "UTC, ISO 8601"),
@@ -60,7 +61,14 @@ local SHADOW = {
     report_sha256 = M.typed "string",
     coverage = M.typed({ "object", "null" }, "{method, checked, accepted, scope, statement}: \"checked N of M accepted inputs (method)\""),
     cuts = M.typed("array", "observation-policy settings a limit cut: {setting, requested, applied, limit, limit_value}"),
+    admitted = M.typed("boolean", "whether this method's candidate is inside the pure-function profile"),
+    os_sandbox = M.typed("boolean", "whether every launch of this method had the full OS sandbox"),
   }, { "method", "result", "reason", "report", "report_sha256" }), "each method run, its result, report reference and coverage"),
+  candidate_admission = M.typed({ "object", "null" }, "{admitted, profile, source, rule, at, message, not_established}: "
+    .. "whether the candidate's source is inside its language's pure-function profile, and if not, the rule and line"),
+  trust_candidate_code = M.typed("boolean", "the host accepted a candidate outside the pure profile "
+    .. "(--trust-candidate-code): outcome all_inputs_conform_trusted"),
+  not_established = M.typed("array", "what this certification does not establish beyond each method's own statement"),
   coverage = M.typed({ "object", "null" }, "the deciding method's coverage: \"checked N of M accepted inputs (method)\""),
   outcome_meaning = string_or_null "what the outcome establishes (0 exit only when every accepted input was checked)",
   blocked = M.object({ stage = M.typed "string", reason = M.typed "string", message = M.typed "string" },
