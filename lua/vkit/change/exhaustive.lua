@@ -304,11 +304,12 @@ function M.run(bound, opts)
   local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, batch_drivers.driver, opts)
   local known = setup or partial
   report.language = known and known.binding and known.binding.language or json.null
+  -- what admission said stays in the report even when a build then failed
+  if known and known.admission and next(known.admission) then report.admission = known.admission end
   if not setup then return finish(status, reason, message) end
   report.runtime_identity = setup.runtime_identity
   report.source_captures = setup.source_captures
   report.drivers, report.builds = sides_mod.files(setup)
-  report.admission = setup.admission
   report.semantics = json.object()
   for _, s in ipairs(SIDES) do
     local mode = batch_drivers.mode(setup.binding.language, setup.admission[s].admitted)

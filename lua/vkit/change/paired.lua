@@ -212,10 +212,13 @@ function M.run(bound, opts)
 
   local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, toolchain.driver, opts)
   report.language = (setup or partial or {}).binding and (setup or partial).binding.language or json.null
+  -- what admission said stays in the report even when a build then failed
+  if (setup or partial or {}).admission and next((setup or partial).admission) then
+    report.admission = (setup or partial).admission
+  end
   if not setup then return finish(status, reason, message) end
   report.runtime_identity = setup.runtime_identity
   report.source_captures = setup.source_captures
-  report.admission = setup.admission
   report.semantics = { mode = "process-per-input", meaning = "process-per-input: each input and repetition in its "
     .. "own process, which imports the module and calls it once, as in real use" }
 
