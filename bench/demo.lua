@@ -90,8 +90,11 @@ for _, lang in ipairs { "rust", "python", "typescript" } do
     else
       exe, argv = tools.node.path, { tools.node.path, "-e", "0" }
     end
-    local side = { capture_dir = dir .. "/captures/candidate", driver_dir = dir .. "/drivers/candidate",
-                   out_dir = dir .. "/build/candidate", work_dir = dir .. "/work/candidate" }
+    local driver = assert(vkit.fs.list(dir .. "/drivers/candidate"))[1]
+    local built = lang ~= "python" and assert(vkit.fs.list(dir .. "/build/candidate"))[1] or nil
+    local side = { capture = p.sample.report.source_captures.candidate, capture_dir = dir .. "/captures/candidate",
+                   driver_path = dir .. "/drivers/candidate/" .. driver, out_dir = dir .. "/build/candidate",
+                   built = built and { path = dir .. "/build/candidate/" .. built } or nil }
     local with, without = support.sandbox_seconds(exe, argv, identity.env, side,
       { tools = tools, dependencies = identity.dependencies }, inside)
     local per_launch = with - without
