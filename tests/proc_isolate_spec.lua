@@ -196,9 +196,16 @@ local r = require("vkit.proc").run { exe = %q, argv = { "python3.11", "-I", "-c"
     { type = "tmpfs", target = "/tmp", size_bytes = 1 << 20 } } } }
 io.write(r.status, " ", r.stdout, type(r.isolation) == "table" and r.isolation.namespaces or tostring(r.isolation))
 ]]):format(PY))
+    -- a copy of this vkit that nobody can reach, wherever the checkout is:
+    -- the executable beside the library (its root), no shared module needed
+    local copy = dir .. "/vkit"
+    assert(vkit.fs.mkdirs(copy))
+    local name = vkit.exe:match "[^/]+$"
+    assert(os.execute(("cp -r %s %s %s && cp %s %s && chmod -R a+rX %s"):format(t.quote(vkit.root .. "/lua"),
+      t.quote(vkit.root .. "/policies"), t.quote(copy), t.quote(vkit.exe), t.quote(copy .. "/" .. name), t.quote(dir))))
     assert(vkit.fs.chmod(dir, tonumber("755", 8)))
-    assert(vkit.fs.chmod(script, tonumber("644", 8)))
-    local f = assert(io.popen(("cd / && runuser -u nobody -- %s script %s 2>&1"):format(t.quote(vkit.exe), t.quote(script))))
+    local f = assert(io.popen(("cd / && runuser -u nobody -- %s script %s 2>&1"):format(t.quote(copy .. "/" .. name),
+      t.quote(script))))
     local out = f:read "a"
     f:close()
     assert.equal("exited 1 ['lib', 'lib64', 'tmp', 'usr']\nmount pid network ipc uts cgroup user", out)
