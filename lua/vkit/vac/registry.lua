@@ -17,16 +17,22 @@
 -- `checkout` is relative to the configuration file; `raw_url` is optional
 -- (the default serves raw files of public GitHub repositories).
 --
+-- `raw_url` must be a template whose URLs vkit.vac.raw_url parses: a known
+-- host's raw-URL scheme with {commit} where that scheme puts the ref.
+--
 -- `--check-fetched DIR` compares fetched artifacts (DIR/<entry name>/<path>)
--- with the pins of an existing registry: every URL's ref must be a full
--- commit id, every byte must hash to its pin, nothing may be missing or
--- extra, the fetched bundle must verify, and the entry rebuilt from it must
--- equal the committed one.
+-- with the pins of an existing registry: every URL must parse under its
+-- host's raw-URL scheme with pinned_commit as its ref (read where the
+-- scheme puts the ref, never found anywhere in the URL), the issuer's
+-- repository and the artifact's path; every byte must hash to its pin,
+-- nothing may be missing or extra, the fetched bundle must verify, and the
+-- entry rebuilt from it must equal the committed one.
 local fs = require "vkit.fs"
 local hash = require "vkit.hash"
 local json = require "vkit.json"
 local verify = require "vkit.vac.verify"
 local draft = require "vkit.vac.draft"
+local raw_url = require "vkit.vac.raw_url"
 local policy = require("vkit.policy").vac
 
 local array, object, kind = json.array, json.object, json.kind
@@ -45,10 +51,19 @@ M.PROTOCOL = "acceptance is two-gated (SPEC §5): structural verification by vki
 
 local function is_commit(s) return type(s) == "string" and #s == 40 and not s:find "[^0-9a-f]" end
 
---- The commit-addressed URL of one artifact.
+--- The commit-addressed URL of one artifact (its path escaped).
 function M.url(template, owner_name, commit, path)
-  local owner, name = owner_name:match "^([^/]+)/([^/]+)$"
-  return (template:gsub("{(%w+)}", { owner = owner, name = name, commit = commit, path = path }))
+  return raw_url.format(template, owner_name, commit, path)
+end
+
+-- nil, or why the URLs a raw_url template makes for this issuer could not
+-- be checked: the template is tried on a sample commit and path, and the
+-- URL must parse under its host's scheme as exactly that artifact.
+local function template_problem(template, issuer, repo)
+  local commit, path = ("0123456789abcdef"):rep(3):sub(1, 40), "bundle/vac.json"
+  local ok, reason, detail = raw_url.check(M.url(template, issuer, commit, path),
+    { commit = commit, issuer = issuer, repo = repo, path = path })
+  if not ok then return ("%s: %s"):format(reason, detail) end
 end
 
 -- The bundle directories a pattern names in a sorted list of tree paths.
@@ -231,6 +246,11 @@ function M.load_config(path)
     if c.raw_url ~= nil and (type(c.raw_url) ~= "string" or not c.raw_url:find("{commit}", 1, true)) then
       return nil, ("%s: issuers[%d].raw_url must address {commit}"):format(path, i - 1)
     end
+    local problem = template_problem(c.raw_url or M.DEFAULT_RAW_URL, issuer, c.repo)
+    if problem then
+      return nil, ("%s: issuers[%d]: its artifact URLs (%s) would not be commit-addressed raw URLs of %s: %s"):format(
+        path, i - 1, c.raw_url and "raw_url" or "the default raw_url", c.repo, problem)
+    end
     issuers[i] = {
       repo = c.repo, issuer = issuer, name = issuer:match "/(.*)$", bundles = c.bundles:gsub("/+$", ""),
       checkout = c.checkout:sub(1, 1) == "/" and c.checkout or (base .. "/" .. c.checkout),
@@ -264,16 +284,22 @@ function M.check_fetched(doc, dir)
   local problems = {}
   local function say(fmt, ...) problems[#problems + 1] = fmt:format(...) end
   for _, e in ipairs(kind(doc.entries) == "array" and doc.entries or {}) do
+    local before = #problems
     local root = dir .. "/" .. tostring(e.name)
     if not is_commit(e.pinned_commit) then say("%s: pinned_commit %s is not a full commit id", e.name, tostring(e.pinned_commit)) end
     local rels, pinned = {}, {}
     for _, a in ipairs(e.artifacts or {}) do
       rels[#rels + 1] = a.path
       pinned[a.path] = true
-      -- the ref in the URL must be the full commit the bytes were read from
-      local ref_ok = type(a.url) == "string" and is_commit(e.pinned_commit)
-        and a.url:find("/" .. e.pinned_commit .. "/", 1, true) ~= nil
-      if not ref_ok then say("%s: %s: URL %s is not addressed at a full commit id", e.name, a.path, tostring(a.url)) end
+      -- The URL is parsed under its host's raw-URL scheme: the ref where
+      -- that scheme puts it must be the commit the bytes were read from,
+      -- in the issuer's repository, at this artifact's path.
+      local ok, reason, detail = raw_url.check(a.url, { commit = e.pinned_commit, issuer = e.issuer,
+        repo = e.issuer_repo, path = tostring(e.bundle_path) .. "/" .. tostring(a.path) })
+      if not ok then
+        say("%s: %s: URL %s %s (%s: %s)", e.name, a.path, tostring(a.url),
+          reason == "mutable-ref" and "is not addressed at a full commit id" or "is refused", reason, detail)
+      end
       local sha = hash.file(root .. "/" .. a.path)
       if not sha then
         say("%s: %s: not fetched", e.name, a.path)
@@ -285,7 +311,7 @@ function M.check_fetched(doc, dir)
     for _, w in ipairs(walk) do
       if w.kind ~= "dir" and not pinned[w.path] then say("%s: %s: fetched but not pinned", e.name, w.path) end
     end
-    if #problems == 0 then
+    if #problems == before then
       local cfg = { name = e.name:match "^(.-)/[^/]*$", issuer = e.issuer, repo = e.issuer_repo, raw_url = "{commit}" }
       local rebuilt, reason = M.judge(cfg, e.bundle_path, root, rels, e.pinned_commit)
       if rebuilt then
