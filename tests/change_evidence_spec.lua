@@ -8,6 +8,7 @@ local vkit = require "vkit"
 local json = vkit.json
 local t = require "tests.support.run"
 local intents = require "tests.support.intents"
+local corrupt = require "tests.support.corrupt"
 
 local function rewrite_json(path, change)
   local doc = assert(json.decode(assert(vkit.fs.read(path, 1 << 26))))
@@ -24,23 +25,7 @@ describe("a certification's outcome, derived from its retained reports", functio
     return t.vkit(argv)
   end
   local function assert_corrupt(reason)
-    local shown = vk("run", "show", "--run", run_id, "--json")
-    assert.equal(3, shown.code, shown.stdout .. shown.stderr)
-    assert.matches(reason, shown.stderr, 1, true)
-    assert.not_matches("all_inputs_conform", shown.stdout, 1, true)
-    local waited = vk("run", "wait", "--run", run_id, "--wait", "0")
-    assert.equal(3, waited.code)
-    local report = vk("run", "report", "--run", run_id)
-    assert.equal(3, report.code)
-    assert.not_matches("all_inputs_conform", report.stdout, 1, true)
-    local listed = vk("run", "list", "--json")
-    assert.equal(3, listed.code)
-    local found
-    for _, row in ipairs(json.decode(listed.stdout)) do
-      if row.run_id == run_id then found = row end
-    end
-    assert.equal("corrupt", found.status)
-    assert.equal(reason, found.corrupt.reason)
+    corrupt.assert_corrupt(vk, run_id, reason, "all_inputs_conform")
   end
 
   before_each(function()
@@ -67,14 +52,26 @@ describe("a certification's outcome, derived from its retained reports", functio
   end)
 
   it("a summary that claims conformance over its unchanged reports is corrupt", function()
+    local forged
     rewrite_json(run_dir .. "/attempts/1/certification.v1.json", function(doc)
       doc.outcome = "all_inputs_conform"
       for _, m in ipairs(doc.methods) do m.result = m.method == "exhaustive" and "all_inputs_conform" or m.result end
+      forged = doc
     end)
-    for _, rel in ipairs { "state.json", "attempts/1/attempt.json" } do
-      rewrite_json(run_dir .. "/" .. rel, function(doc) doc.outcome = "all_inputs_conform" end)
-    end
+    -- (the state shows the forged summary too, as a careful forger's would)
+    rewrite_json(run_dir .. "/state.json", function(doc)
+      doc.outcome = "all_inputs_conform"
+      doc.summary = forged
+    end)
+    rewrite_json(run_dir .. "/attempts/1/attempt.json", function(doc) doc.outcome = "all_inputs_conform" end)
     assert_corrupt "outcome-not-in-evidence"
+  end)
+
+  it("a state whose summary is not the retained one is corrupt: summary-not-in-evidence", function()
+    rewrite_json(run_dir .. "/state.json", function(doc)
+      doc.summary.coverage = { checked = 4294967296, domain = 4294967296 }
+    end)
+    assert_corrupt "summary-not-in-evidence"
   end)
 
   it("a report changed after the certification recorded its hash is corrupt: report-changed", function()

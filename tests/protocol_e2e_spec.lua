@@ -180,24 +180,23 @@ describe("external verification (" .. backend.name .. " store)", function()
     local identity = json.decode(backend.attempt_file(p.path, replay.run_id, "identity.json"))
     assert.equal(vkit.hash.sha256(files["verification/backend/check.py"]), identity.checker.dependencies[1].sha256)
     assert.equal(first.summary.evidence_digest, replay_result.evidence_digest)
-    -- Tampered retained evidence is caught by replay, whatever the stored status says.
+    -- Tampered retained evidence: the run it belonged to no longer reads
+    -- PASS (its outcome is derived from its evidence, issue 30), and a
+    -- replay of it is refused, whatever the stored status says.
     if backend.name == "files" then
       t.write(backend.attempt_path(p.path, first.run_id, 1) .. "/evidence/results.json", '{"obligations":[]}')
-      r = t.vkit { "run", "replay", "--run", first.run_id, "--project", p.path, "--wait", "60", "--json" }
-      assert.equal(1, r.code)
-      assert.equal("BLOCKED", json.decode(r.stdout).runs[1].outcome)
     else
-      -- In the evidence store, a changed object no longer hashes to its
-      -- name: the replay refuses to copy it (the run fails, never PASSes).
+      -- In the evidence store, a changed object no longer hashes to its name.
       local object = backend.evidence_object(p.path, first.run_id, "evidence/results.json", 1)
       assert(vkit.fs.chmod(object, tonumber("644", 8)))
       t.write(object, '{"obligations":[]}')
-      r = t.vkit { "run", "replay", "--run", first.run_id, "--project", p.path, "--wait", "60", "--json" }
-      assert.equal(3, r.code, r.stdout)
-      local failed = json.decode(r.stdout).runs[1]
-      assert.equal("failed", failed.status)
-      assert.matches("does not hash to its name", failed.error)
     end
+    local shown = t.vkit { "run", "show", "--run", first.run_id, "--project", p.path, "--json" }
+    assert.equal(3, shown.code, shown.stdout)
+    assert.matches("evidence-changed", shown.stderr, 1, true)
+    r = t.vkit { "run", "replay", "--run", first.run_id, "--project", p.path, "--wait", "60", "--json" }
+    assert.equal(3, r.code, r.stdout)
+    assert.matches("evidence-changed", r.stderr, 1, true)
   end)
 
   it("refuses a component that is not a version 2 package claim", function()

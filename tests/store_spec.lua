@@ -92,6 +92,8 @@ describe("the job store", function()
     -- Put back, the record written is the worker's own, without the planted field.
     os.remove(claim.attempt_dir)
     assert(os.rename(claim.attempt_dir .. "-moved", claim.attempt_dir))
+    -- (the probe's own record, which its "ok" is derived from)
+    store_mod.write_json(claim.attempt_dir .. "/probe.json", { attempt = claim.attempt, waited_ms = 0 })
     assert.is_true(store:complete(claim, { status = "done", outcome = "ok" }))
     local record = store_mod.read_json(claim.attempt_dir .. "/attempt.json")
     assert.is_nil(record.planted)

@@ -16,6 +16,7 @@
 local json = require "vkit.json"
 local hash = require "vkit.hash"
 local combine = require "vkit.change.combine"
+local tables = require "vkit.tables"
 
 local M = {}
 
@@ -55,10 +56,15 @@ local function admitted_in(read, method, report_rel, report)
 end
 
 --- The outcome the retained evidence supports: outcome, or nil, file,
---  reason, message.  trust: the job's trust_candidate_code.
-function M.derive(read, trust)
+--  reason, message.  trust: the job's trust_candidate_code; recorded: the
+--  summary the run's state shows (it must be the retained one: a state
+--  showing other coverage or methods over genuine reports is not that run).
+function M.derive(read, trust, recorded)
   local summary, file, reason, message = read_pinned(read, M.SUMMARY)
   if not summary then return nil, file, reason, message end
+  if json.kind(recorded) == "object" and not tables.json_equal(recorded, summary) then
+    return fail("state.json", "summary-not-in-evidence", "its summary is not the one " .. M.SUMMARY .. " retains")
+  end
   -- A run that never reached a method: preflight or the method plan
   -- refused it, or it was cancelled first.  Neither reads as a pass.
   if json.kind(summary.blocked) == "object" then return "blocked" end

@@ -5,9 +5,10 @@ local M = {}
 
 --- The outcome a finished run's retained reports support (the store
 --  checks the one it records against it: vkit.store.common.check_evidence).
---  read(rel, max_bytes): the run's last attempt's retained file.
-function M.outcome_from_evidence(run, read)
-  return require("vkit.change.evidence").derive(read, run.job.payload.trust_candidate_code == true)
+--  files.read(rel, max_bytes): attempt n's retained file.
+function M.outcome_from_evidence(run, n, files)
+  return require("vkit.change.evidence").derive(files.read, run.job.payload.trust_candidate_code == true,
+    run.state.summary)
 end
 
 -- ctx.progress (the worker's) records each method's progress lines.

@@ -1,11 +1,16 @@
 --- Job-store handler for external checks and their replays.
 local run = require "vkit.protocol.run"
+local retained = require "vkit.protocol.retained"
 
 local M = {}
 
-local SUMMARY_FIELDS = { "outcome", "reason", "message", "checker_verdict", "component", "check_id", "commit", "job_id",
-                         "input_digest", "specification_digest", "evidence_digest", "replay_of", "sandbox",
-                         "containment", "tampering" }
+local SUMMARY_FIELDS = retained.SUMMARY_FIELDS
+
+--- The outcome attempt n's retained files support (vkit.store.common.
+--  check_evidence holds the recorded one to it).
+function M.outcome_from_evidence(run_record, n, files)
+  return retained.derive(run_record, n, files)
+end
 
 function M.run(job, ctx)
   local run_id = ("%s/%d"):format(ctx.run_id, ctx.attempt)

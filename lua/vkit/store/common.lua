@@ -52,23 +52,44 @@ function M.corrupt_summary(corruption)
 end
 
 --- Whether a finished run's recorded outcome is what its retained evidence
---  supports.  The handler of its kind may say (`outcome_from_evidence(run,
---  read)` -> outcome | nil, file, reason, message); a record no evidence
---  backs is corrupt, never the outcome it claims.  read_artifact(n, rel,
---  max_bytes): the backend's reader of attempt n's retained files.
+--  supports (issue 29 for certifications, issue 30 for every kind).  The
+--  handler of each kind says (`outcome_from_evidence(run, n, files)` ->
+--  outcome | nil, file, reason, message, with files.read(rel, max_bytes)
+--  and files.sha256(rel) over attempt n's retained files); a record no
+--  evidence backs is corrupt, never the outcome it claims.  A kind whose
+--  handler cannot say is refused here rather than believed.
+--  read_artifact(n, rel, max_bytes): the backend's reader of attempt n's
+--  retained files; sha256_artifact(n, rel): their SHA-256 (default: the
+--  hash of what read_artifact returns).
 --  Returns true, or nil, file, reason, message.
-function M.check_evidence(run, read_artifact)
-  if run.state.status ~= "done" or run.state.attempts == 0 then return true end
-  local handler = require(policy.handlers[run.job.kind])
-  if not handler.outcome_from_evidence then return true end
+function M.check_evidence(run, read_artifact, sha256_artifact)
+  if run.state.status ~= "done" then return true end
   local n = run.state.attempts
-  local derived, file, reason, message = handler.outcome_from_evidence(run, function(rel, max_bytes)
-    return read_artifact(n, rel, max_bytes)
-  end)
-  if not derived then return nil, ("attempts/%d/%s"):format(n, tostring(file)), reason, message end
+  if n == 0 then return nil, "state.json", "outcome-not-in-evidence", "it claims an outcome no attempt recorded" end
+  local handler = require(policy.handlers[run.job.kind])
+  if not handler.outcome_from_evidence then
+    return nil, "state.json", "outcome-not-in-evidence",
+      ("a %s run's outcome cannot be derived from its evidence"):format(run.job.kind)
+  end
+  local files = {
+    read = function(rel, max_bytes) return read_artifact(n, rel, max_bytes) end,
+    sha256 = function(rel)
+      if sha256_artifact then return sha256_artifact(n, rel) end
+      local bytes, message, code = read_artifact(n, rel, policy.max_artifact_bytes)
+      if not bytes then return nil, message, code end
+      return require("vkit.hash").sha256(bytes)
+    end,
+  }
+  local derived, file, reason, message = handler.outcome_from_evidence(run, n, files)
+  if not derived then
+    -- A handler names attempt files relative to the attempt, and the run's
+    -- own records (state.json, job.json) as they are.
+    if file ~= "state.json" and file ~= "job.json" then file = ("attempts/%d/%s"):format(n, tostring(file)) end
+    return nil, file, reason, message
+  end
   if derived ~= run.state.outcome then
     return nil, "state.json", "outcome-not-in-evidence",
-      ("it claims outcome %s; the retained reports of attempt %d support %s"):format(tostring(run.state.outcome), n,
+      ("it claims outcome %s; the retained files of attempt %d support %s"):format(tostring(run.state.outcome), n,
         derived)
   end
   return true

@@ -50,6 +50,32 @@ function M.open(project, opts)
   return setmetatable({ backend = "files", project = root, dir = dir, runs = dir .. "/runs", finished = {} }, Store)
 end
 
+--- Where this store came from, when that is not simply "made here": nil,
+--  or {reason, message}.  A .vkit/ that is a link, or that the project's
+--  Git HEAD tracks (it arrived with a clone), holds records this machine's
+--  vkit did not necessarily write.  Run commands say so; its runs are
+--  believed only as far as their retained evidence verifies, as every run
+--  is (vkit.store.common.check_evidence), so such a store can never gate CI
+--  with a record alone.
+function Store:provenance()
+  local st = fs.lstat(self.dir)
+  if st and st.kind == "link" then
+    return { reason = "store-is-link",
+             message = ("the store %s is a link to %s: its records were not necessarily written by vkit on this "
+               .. "machine"):format(self.dir, tostring(st.target)) }
+  end
+  local ok, repo = pcall(require("vkit.git").open, self.project)
+  if not ok or not repo then return nil end
+  local head = repo:head()
+  local _, _, code = head and repo:read(head, ".vkit", 0)
+  repo:close()
+  if head and code ~= "missing-path" then
+    return { reason = "store-tracked-by-git",
+             message = ("the store %s is tracked by Git at HEAD %s: it arrived with the repository, not from runs on "
+               .. "this machine"):format(self.dir, head:sub(1, 12)) }
+  end
+end
+
 function Store:describe()
   return "file store " .. self.dir
 end
@@ -134,6 +160,8 @@ function Store:get(id)
                 stale = state.status == "running" and not self:is_locked(id) }
   ok, file, reason, why = common.check_evidence(run, function(n, rel, max_bytes)
     return h:read(("attempts/%d/%s"):format(n, rel), max_bytes)
+  end, function(n, rel)
+    return h:sha256(("attempts/%d/%s"):format(n, rel))
   end)
   if not ok then return common.corrupt(id, file, reason, why) end
   return run

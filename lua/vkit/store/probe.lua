@@ -10,6 +10,17 @@ local json = require "vkit.json"
 
 local M = {}
 
+--- A probe's "ok" is believed only with the probe.json its attempt wrote.
+function M.outcome_from_evidence(run, n, files)
+  local bytes, message = files.read("probe.json", 4096)
+  if not bytes then return nil, "probe.json", "report-missing", "the attempt does not retain it: " .. tostring(message) end
+  local doc = json.decode(bytes)
+  if json.kind(doc) ~= "object" or doc.attempt ~= n then
+    return nil, "probe.json", "report-invalid", ("it is not attempt %d's record"):format(n)
+  end
+  return "ok"
+end
+
 function M.run(job, ctx)
   local ms = math.min(math.tointeger(job.payload.ms) or 0, 60000)
   local deadline = sys.monotonic_ms() + ms
