@@ -175,7 +175,10 @@ docs: $(BUILD)/.deps
 # Everything an installed vkit needs (scripts/install.lua says where each
 # part goes and records it in PREFIX/share/vkit/install-manifest.txt); the
 # man page and the bash completion are generated from each command's
-# --help.  `make uninstall` removes exactly what the manifest lists.
+# --help.  `make uninstall` removes exactly what the manifest lists, each
+# entry walked beneath PREFIX with no link followed, after checking them
+# all: an entry that leaves PREFIX or crosses a link refuses it, named, and
+# nothing is removed (scripts/install_manifest.lua).
 install: vkit typescript docs
 	@mkdir -p $(BUILD)/man $(BUILD)/completion
 	./vkit script scripts/manual.lua man $(BUILD)/man/vkit.1

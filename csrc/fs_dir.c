@@ -15,6 +15,10 @@
  *   dir:sha256(rel)                    -> hex, size (streamed; a regular file)
  *   dir:lstat(rel)                     -> {kind, type, mode, size, nlink, mtime, target?}
  *   dir:rename(from, to)               -> true  (never replaces: EEXIST)
+ *   dir:remove(rel)                    -> true  (a regular file: never a link,
+ *                                         a directory or anything else)
+ *   dir:rmdir(rel)                     -> true  (an empty directory, never a
+ *                                         link: ENOTEMPTY when it holds anything)
  *   dir:at_path()                      -> true | nil, msg, "moved" (the path no
  *                                         longer names this directory)
  *   dir:close()
@@ -339,6 +343,67 @@ static int dir_rename(lua_State *L) {
   return 1;
 }
 
+/* The start of dir:remove and dir:rmdir: the handle, rel checked into buf,
+ * the path to name in messages, and the directory that holds rel's last
+ * component (see parent_of); -1 with the failure pushed. */
+static int removal_parent(lua_State *L, Dir **d, char buf[PATH_MAX], char what[PATH_MAX + 2], const char **last) {
+  *d = check_dir(L);
+  const char *rel = luaL_checkstring(L, 2);
+  check_rel(L, 2, rel, buf);
+  snprintf(what, PATH_MAX + 2, "%s/%s", (*d)->path, rel);
+  return parent_of(L, *d, buf, last, 0, 0);
+}
+
+/* dir:remove(rel): unlinks the regular file rel.  What stands there is
+ * looked at (fstatat, no link followed) and then unlinked in the same
+ * directory descriptor: another process that swaps a name in between can
+ * only have that name removed, in a directory beneath the handle, never
+ * what it points to (unlinkat removes a link, not its target, and refuses
+ * a directory). */
+static int dir_remove(lua_State *L) {
+  Dir *d;
+  char buf[PATH_MAX], what[PATH_MAX + 2];
+  const char *last;
+  int pfd = removal_parent(L, &d, buf, what, &last);
+  if (pfd < 0) return 3;
+  struct stat st;
+  int rc = fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW), err = errno;
+  if (rc != 0) {
+    fail_component(L, d, pfd, last, lua_tostring(L, 2), err);
+  } else if (S_ISLNK(st.st_mode)) {
+    rc = -1;
+    vkit_fail(L, "link-in-path", "%s: is a symbolic link", what);
+  } else if (!S_ISREG(st.st_mode)) {
+    rc = -1;
+    vkit_fail(L, "not-a-regular-file", "%s: is not a regular file", what);
+  } else if ((rc = unlinkat(pfd, last, 0)) != 0) {
+    vkit_fail_errno(L, errno, what);
+  }
+  release(d, pfd);
+  if (rc != 0) return 3;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* dir:rmdir(rel): removes the empty directory rel (unlinkat AT_REMOVEDIR,
+ * which never follows a link: a link there is link-in-path). */
+static int dir_rmdir(lua_State *L) {
+  Dir *d;
+  char buf[PATH_MAX], what[PATH_MAX + 2];
+  const char *last;
+  int pfd = removal_parent(L, &d, buf, what, &last);
+  if (pfd < 0) return 3;
+  int rc = unlinkat(pfd, last, AT_REMOVEDIR), err = errno;
+  if (rc != 0) {
+    if (err == ENOTEMPTY || err == EEXIST) vkit_fail(L, "ENOTEMPTY", "%s: %s", what, strerror(ENOTEMPTY));
+    else fail_component(L, d, pfd, last, lua_tostring(L, 2), err);
+  }
+  release(d, pfd);
+  if (rc != 0) return 3;
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* Whether the path the handle was opened as still names its directory (the
  * same device and inode, not through a link at the last component): a
  * directory moved elsewhere keeps its handle, so writes through it would
@@ -381,7 +446,7 @@ static int dir_tostring(lua_State *L) {
 static const luaL_Reg dir_methods[] = {
   {"sub", dir_sub},     {"mkdir", dir_mkdir}, {"mkdirs", dir_mkdirs}, {"write_atomic", dir_write_atomic},
   {"append", dir_append}, {"read", dir_read},   {"lstat", dir_lstat}, {"rename", dir_rename}, {"path", dir_path},
-  {"at_path", dir_at_path}, {"sha256", dir_sha256},
+  {"at_path", dir_at_path}, {"sha256", dir_sha256}, {"remove", dir_remove}, {"rmdir", dir_rmdir},
   {"close", dir_close}, {NULL, NULL}};
 static const luaL_Reg dir_meta[] = {
   {"__gc", dir_close}, {"__close", dir_close}, {"__tostring", dir_tostring}, {NULL, NULL}};

@@ -8,9 +8,12 @@
  *
  * The library root is the executable's own directory when it holds
  * lua/vkit/init.lua (a build tree), else <exe dir>/../share/vkit (an
- * installed tree), so vkit works from any working directory.  vkit.git and
- * vkit.term are shared objects (find_root says where), loaded on first
- * require.
+ * installed tree), so vkit works from any working directory; only the
+ * executable's own location decides (find_root), never the working
+ * directory, argv[0] or the environment, and vkit's own modules (the
+ * names vkit and vkit.*) load only from that root (add_library_searchers).
+ * vkit.git and vkit.term are shared objects (find_root says where), loaded
+ * on first require.
  *
  * Built twice.  The full executable (<root>/build/lib/vkit, installed as
  * <prefix>/lib/vkit/vkit; ./vkit-asan too) is linked dynamically and
@@ -36,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #ifndef VKIT_FRONT
@@ -83,29 +87,41 @@ static int library_at(const char *dir, const char *rel, char root[PATH_MAX]) {
 
 /* The executable's absolute path: /proc/self/exe's target is already
  * canonical (one readlink, where realpath reads every component of both
- * paths; the static front's C library has read it already); argv0
- * resolved when /proc is absent or the file was replaced. */
-static int find_exe(const char *argv0, char exe[PATH_MAX]) {
+ * paths; the static front's C library has read it already).  When the
+ * file has been removed since (a rebuild or a reinstall while it runs) the
+ * target ends in " (deleted)": without it, it names where the file was,
+ * in the directory the library is looked for.  When /proc is absent, the
+ * path the kernel executed (AT_EXECFN, relative to the working directory
+ * of the exec, which is this one).  Never argv[0]: whoever starts vkit
+ * sets that to anything, and a bare name resolved against the working
+ * directory would take the library from there. */
+static int find_exe(char exe[PATH_MAX]) {
   ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
   static const char deleted[] = " (deleted)";
   if (n > 0 && exe[0] == '/') {
     exe[n] = '\0';
-    if ((size_t)n < sizeof deleted - 1 || strcmp(exe + n - (sizeof deleted - 1), deleted) != 0) return 1;
+    size_t m = sizeof deleted - 1;
+    if ((size_t)n > m && strcmp(exe + n - m, deleted) == 0) exe[n - m] = '\0';
+    return 1;
   }
-  return realpath(argv0, exe) != NULL;
+  const char *execfn = (const char *)getauxval(AT_EXECFN);
+  return execfn && realpath(execfn, exe) != NULL;
 }
 
 /* Fills exe, root and lib (the directory of the shared modules and of the
- * full executable); returns 0 when the library cannot be found.  The
- * executable is one of:
+ * full executable); returns 0 when the library cannot be found.  Only the
+ * executable's own location decides, never the working directory or the
+ * environment; each executable is one of:
  *   <root>/vkit, ./vkit-asan       a build tree's (lib: <root>/VKIT_SHARED_BUILD_DIR)
  *   <root>/VKIT_SHARED_BUILD_DIR/vkit  its full executable (lib: beside it)
- *   <prefix>/bin/vkit              installed (root: <prefix>/share/vkit,
+ *   <prefix>/bin/vkit              the installed front (root: <prefix>/share/vkit,
  *                                  lib: <prefix>/lib/vkit)
- *   <prefix>/lib/vkit/vkit         its full executable (lib: beside it) */
-static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
-                     char lib[PATH_MAX]) {
-  if (!find_exe(argv0, exe)) return 0;
+ *   <prefix>/lib/vkit/vkit         the installed full executable (lib: beside it)
+ * (a front copied where the full executable belongs is refused by
+ * boot.exec_full), so a front looks for an installed library only at
+ * ../share/vkit and a full executable only at ../../share/vkit. */
+static int find_root(char exe[PATH_MAX], char root[PATH_MAX], char lib[PATH_MAX]) {
+  if (!find_exe(exe)) return 0;
   char dir[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", exe);
   char *slash = strrchr(dir, '/');
@@ -121,8 +137,11 @@ static int find_root(const char *argv0, char exe[PATH_MAX], char root[PATH_MAX],
     snprintf(root, PATH_MAX, "%.*s", (int)(n - m), dir);
     if (holds_library(root)) return snprintf(lib, PATH_MAX, "%s", dir), 1;
   }
+#ifdef VKIT_FRONT
   if (library_at(dir, "../share/vkit", root)) return snprintf(lib, PATH_MAX, "%s/../lib/vkit", dir) < PATH_MAX;
+#else
   if (library_at(dir, "../../share/vkit", root)) return snprintf(lib, PATH_MAX, "%s", dir), 1;
+#endif
   return 0;
 }
 
@@ -298,16 +317,27 @@ static int msghandler(lua_State *L) {
 }
 
 /*
- * Precompiled modules (luabc.h).  This searcher, placed before Lua's own,
- * finds a module's file as Lua's would (package.searchpath over
- * package.path).  When the file lies in vkit's tree and still holds the
- * source its table entry was compiled from, the entry's bytecode is loaded
- * under the file's name ("@<file>", as luaL_loadfile names it), so
- * messages and tracebacks read the same.  Anything else (an edited or
- * unknown file, a table from another Lua release) is left to Lua's
- * searcher, which compiles the file: the source on disk is what runs.
- * Upvalues: the package table, the library root and the package.path
- * main() set.
+ * vkit's own modules: the namespace "vkit" (the name itself and every
+ * "vkit.<...>") loads only from the library root, <root>/lua/<name>.lua or
+ * <root>/lua/<name>/init.lua, the two files Lua's own searcher would try
+ * there (every "." of the name a "/", so no name leaves the root).  Not
+ * from package.path or package.cpath, whatever LUA_PATH, LUA_CPATH or the
+ * working directory (Lua's default "./?.lua" and "./?.so") make of them:
+ * a mistyped subcommand, a module name read from a bundle or a store,
+ * is never found in a cloned repository.  Other names are the script's
+ * own, looked up as the lua interpreter would (`vkit script`).
+ *
+ * package.searchers (add_library_searchers): the preloads (the C modules,
+ * lua-cjson, the shared modules); the precompiled searcher; the library
+ * searcher; then Lua's Lua, C and C-root searchers, each refusing the vkit
+ * namespace.
+ *
+ * The precompiled searcher (luabc.h): when the module's file still holds
+ * the source its table entry was compiled from, the entry's bytecode is
+ * loaded under the file's name ("@<file>", as luaL_loadfile names it), so
+ * messages and tracebacks read the same.  Anything else (an edited file, a
+ * table from another Lua release) is left to the library searcher, which
+ * compiles the file: the source on disk is what runs.
  */
 /* FNV-1a 64 in four lanes over little-endian 8-byte words (word i to lane
  * i mod 4: four multiplies in flight where one lane waits on each), the
@@ -441,34 +471,6 @@ static int luabc_try(lua_State *L, const char *file, const char *root, size_t ro
   return ok && luabc_load(L, e, file) ? 1 : -1;
 }
 
-static int search_precompiled(lua_State *L) {
-  const char *name = luaL_checkstring(L, 1);
-  size_t root_len;
-  const char *root = lua_tolstring(L, lua_upvalueindex(2), &root_len);
-  lua_getfield(L, lua_upvalueindex(1), "path");
-  if (!lua_isstring(L, -1)) return 0; /* Lua's searcher names that */
-  if (lua_rawequal(L, -1, lua_upvalueindex(3))) {
-    /* package.path is still main()'s: its first two templates are
-     * root/lua/?.lua and root/lua/?/init.lua, and searchpath would return
-     * the first of them that opens; so test them here, each opened once. */
-    const char *dirs = luaL_gsub(L, name, ".", "/");
-    const char *candidates[2] = {lua_pushfstring(L, "%s/lua/%s.lua", root, dirs),
-                                 lua_pushfstring(L, "%s/lua/%s/init.lua", root, dirs)};
-    for (int i = 0; i < 2; i++) {
-      int found = luabc_try(L, candidates[i], root, root_len);
-      if (found) return found > 0 ? 2 : 0;
-    }
-    return 0; /* neither opens: Lua's searcher goes on through the other templates */
-  }
-  lua_getfield(L, lua_upvalueindex(1), "searchpath");
-  lua_pushstring(L, name);
-  lua_pushvalue(L, -3);
-  lua_call(L, 2, 1);
-  const char *file = lua_tostring(L, -1);
-  if (!file) return 0;
-  return luabc_try(L, file, root, root_len) > 0 ? 2 : 0;
-}
-
 /* Is the table linked in, and compiled by this Lua release? */
 static int luabc_usable(void) {
   return &vkit_luabc_count && vkit_luabc_count && &vkit_luabc_release &&
@@ -492,21 +494,88 @@ static int boot_precompiled(lua_State *L) {
   return 1;
 }
 
-/* Puts search_precompiled second in package.searchers, after the preloads;
- * path is the package.path main() set. */
-static void add_precompiled_searcher(lua_State *L, const char *root, const char *path) {
-  if (!luabc_usable()) return;
+/* Is name vkit's: "vkit" or "vkit.<...>"? */
+static int in_vkit_namespace(const char *name) {
+  return strncmp(name, "vkit", 4) == 0 && (name[4] == '\0' || name[4] == '.');
+}
+
+/* Pushes the two files of a vkit module under root: <root>/lua/<name>.lua
+ * and <root>/lua/<name>/init.lua. */
+static void push_library_files(lua_State *L, const char *root, const char *name) {
+  const char *dirs = luaL_gsub(L, name, ".", "/");
+  lua_pushfstring(L, "%s/lua/%s.lua", root, dirs);
+  lua_pushfstring(L, "%s/lua/%s/init.lua", root, dirs);
+  lua_remove(L, -3);
+}
+
+/* The precompiled searcher; upvalue: the root. */
+static int search_precompiled(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (!in_vkit_namespace(name)) return 0;
+  size_t root_len;
+  const char *root = lua_tolstring(L, lua_upvalueindex(1), &root_len);
+  push_library_files(L, root, name);
+  for (int i = 0; i < 2; i++) {
+    int found = luabc_try(L, lua_tostring(L, 2 + i), root, root_len);
+    if (found) return found > 0 ? 2 : 0; /* not current: the library searcher compiles it */
+  }
+  return 0;
+}
+
+/* The library searcher: the module's file under the root, compiled (text
+ * only); a file that does not load raises, as Lua's searcher does.  Upvalue:
+ * the root. */
+static int search_library(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  if (!in_vkit_namespace(name)) return 0;
+  push_library_files(L, lua_tostring(L, lua_upvalueindex(1)), name);
+  for (int i = 0; i < 2; i++) {
+    const char *file = lua_tostring(L, 2 + i);
+    int status = luaL_loadfilex(L, file, "t");
+    if (status == LUA_OK) {
+      lua_pushstring(L, file);
+      return 2;
+    }
+    if (status != LUA_ERRFILE)
+      return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+    lua_pop(L, 1);
+  }
+  lua_pushfstring(L, "no file '%s'\n\tno file '%s'\n\t(vkit's own modules load only from its library)",
+                  lua_tostring(L, 2), lua_tostring(L, 3));
+  return 1;
+}
+
+/* One of Lua's searchers (upvalue), for every name but vkit's. */
+static int search_outside_vkit(lua_State *L) {
+  if (in_vkit_namespace(luaL_checkstring(L, 1))) return 0;
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* package.searchers as the comment above says. */
+static void add_library_searchers(lua_State *L, const char *root) {
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "searchers");
-  for (lua_Integer i = (lua_Integer)lua_rawlen(L, -1); i >= 2; i--) {
-    lua_rawgeti(L, -1, i);
-    lua_rawseti(L, -2, i + 1);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, -1), at = 2;
+  lua_createtable(L, (int)n + 2, 0);
+  lua_rawgeti(L, -2, 1); /* the preloads */
+  lua_rawseti(L, -2, 1);
+  if (luabc_usable()) {
+    lua_pushstring(L, root);
+    lua_pushcclosure(L, search_precompiled, 1);
+    lua_rawseti(L, -2, at++);
   }
-  lua_pushvalue(L, -2);
   lua_pushstring(L, root);
-  lua_pushstring(L, path);
-  lua_pushcclosure(L, search_precompiled, 3);
-  lua_rawseti(L, -2, 2);
+  lua_pushcclosure(L, search_library, 1);
+  lua_rawseti(L, -2, at++);
+  for (lua_Integer i = 2; i <= n; i++) {
+    lua_rawgeti(L, -2, i);
+    lua_pushcclosure(L, search_outside_vkit, 1);
+    lua_rawseti(L, -2, at++);
+  }
+  lua_setfield(L, -3, "searchers");
   lua_pop(L, 2);
 }
 
@@ -529,8 +598,9 @@ static int run_cli(lua_State *L) {
 
 int main(int argc, char **argv) {
   char exe[PATH_MAX], root[PATH_MAX], lib[PATH_MAX];
-  if (!find_root(argv[0], exe, root, lib)) {
-    fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) near %s\n", argv[0]);
+  if (!find_root(exe, root, lib)) {
+    fprintf(stderr, "vkit: cannot find the vkit Lua library (lua/vkit/init.lua) beside this executable (%s)\n",
+            argv[0]);
     return 3;
   }
   lua_State *L = vkit_lua_newstate();
@@ -562,14 +632,15 @@ int main(int argc, char **argv) {
   lua_setfield(L, -2, "vkit.boot");
   lua_pop(L, 1);
 
-  /* vkit's library first, then Lua's defaults (Busted, Penlight...). */
+  /* vkit's modules from its library alone; package.path keeps the library
+   * first, then Lua's defaults or LUA_PATH (a script's own modules, Busted,
+   * Penlight...), which only names outside vkit's are looked up in. */
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
   lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -4, "path");
-  add_precompiled_searcher(L, root, lua_tostring(L, -1));
-  lua_pop(L, 3);
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+  add_library_searchers(L, root);
 
   lua_pushcfunction(L, msghandler);
   lua_pushcfunction(L, run_cli);

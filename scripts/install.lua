@@ -18,10 +18,15 @@
 -- share/vkit/install-manifest.txt.  uninstall removes exactly those files
 -- and then those directories if they are empty: nothing else under PREFIX
 -- is touched.  A second install first removes what the first recorded.
+-- Every removal walks beneath PREFIX without following a link, after the
+-- whole manifest has been checked (scripts/install_manifest.lua): an entry
+-- that leaves PREFIX or crosses a link refuses the uninstall, named, and
+-- nothing is removed.
 local vkit = require "vkit"
 local fs = vkit.fs
 
-local MANIFEST = "share/vkit/install-manifest.txt"
+local manifest = dofile(((arg and arg[0] or ""):match "^(.*)/[^/]*$" or ".") .. "/install_manifest.lua")
+local MANIFEST = manifest.PATH
 
 local function fail(fmt, ...)
   io.stderr:write("install: ", fmt:format(...), "\n")
@@ -61,31 +66,18 @@ local function plan(root)
   return items
 end
 
-local function read_manifest(prefix)
-  local bytes = fs.read(prefix .. "/" .. MANIFEST)
-  if not bytes then return nil end
-  local files, dirs = {}, {}
-  for kind, path in bytes:gmatch "([fd]) ([^\n]+)\n" do
-    if path:find("..", 1, true) or path:sub(1, 1) == "/" then fail("%s names %s", MANIFEST, path) end
-    if kind == "f" then files[#files + 1] = path else dirs[#dirs + 1] = path end
-  end
-  return files, dirs
-end
-
+-- Removes what the manifest under prefix lists; the number of files
+-- removed (0 when nothing is installed there).  A refusal ends the script.
 local function uninstall(prefix)
-  local files, dirs = read_manifest(prefix)
-  if not files then return 0 end
-  for _, rel in ipairs(files) do
-    local st = fs.lstat(prefix .. "/" .. rel)
-    if st and st.kind ~= "dir" then assert(os.remove(prefix .. "/" .. rel)) end
-  end
-  assert(os.remove(prefix .. "/" .. MANIFEST))
-  table.sort(dirs, function(a, b) return #a > #b end)
-  for _, rel in ipairs(dirs) do
-    local names = fs.list(prefix .. "/" .. rel)
-    if names and #names == 0 then assert(os.remove(prefix .. "/" .. rel)) end
-  end
-  return #files
+  local real = fs.realpath(prefix) -- a link at or above PREFIX is the user's own naming of it
+  if not real then return 0 end
+  local plan, message = manifest.check(real)
+  if plan == nil then fail("refusing to uninstall from %s: %s; nothing was removed", prefix, message) end
+  if not plan then return 0 end
+  local removed
+  removed, message = manifest.remove(plan)
+  if not removed then fail("uninstall from %s stopped: %s; nothing past it was removed", prefix, message) end
+  return removed
 end
 
 local function install(prefix, root)
@@ -133,7 +125,7 @@ if not (action == "install" or action == "uninstall") or not prefix or prefix ==
   os.exit(2)
 end
 if prefix:sub(1, 1) ~= "/" then prefix = fs.cwd() .. "/" .. prefix end
-prefix = prefix:gsub("/+$", "")
+prefix = prefix:gsub("(.)/+$", "%1")
 if action == "install" then
   install(prefix, vkit.root)
 else

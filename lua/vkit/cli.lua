@@ -97,14 +97,22 @@ function M.command_names()
   return names
 end
 
+--- The command module of a subcommand name, or nil when vkit has none.
+--  Commands, like every module named vkit or vkit.*, load only from vkit's
+--  own library (csrc/main.c's searchers), never through package.path,
+--  package.cpath or the working directory: `vkit verfiy` in a repository
+--  holding vkit/commands/verfiy.lua is an unknown subcommand.
 function M.load_command(name)
   if not name:match "^[%w_]+$" then return nil end
   local module = "vkit.commands." .. name
-  -- require opens the file once; searchpath (a second open) is asked only
-  -- when it fails, to tell an unknown command from one that cannot load
+  -- require opens the file once; the library is searched again (a second
+  -- open) only when it fails, to tell an unknown command from one that
+  -- cannot load
   local ok, command = pcall(require, module)
   if ok then return command end
-  if not package.searchpath(module, package.path) then return nil end
+  if not package.searchpath(module, ("%s/lua/?.lua;%s/lua/?/init.lua"):format(boot.root, boot.root)) then
+    return nil
+  end
   error(command, 0)
 end
 

@@ -6,6 +6,12 @@
 -- require "vkit".  FILE `-` reads the script from standard input.  An
 -- uncaught error prints a traceback of the script's own frames to stderr
 -- and exits 1.
+--
+-- Modules: the script's own `require` is the lua interpreter's (LUA_PATH,
+-- LUA_CPATH, else Lua's defaults, ./?.lua among them), except that the
+-- names vkit and vkit.* are vkit's and load only from its own library
+-- (csrc/main.c's searchers), whatever the paths, the working directory or
+-- the environment say.  LUA_INIT is not run.
 local vkit = require "vkit"
 local cli = require "vkit.cli"
 
@@ -15,6 +21,14 @@ local USAGE = [[usage: vkit script FILE.lua [ARGS...]
 Runs a Lua 5.4 script with the vkit library loaded: `vkit` is a global and
 the value of require "vkit"; `arg` is set as the lua interpreter sets it and
 the chunk receives ARGS as `...`.  os.exit(n) ends it with status n.
+
+The script's own modules are found as the lua interpreter finds them:
+package.path and package.cpath from LUA_PATH and LUA_CPATH (or their
+_5_4 forms), else Lua's defaults, which end in the working directory
+(./?.lua, ./?/init.lua, ./?.so): run a script from its own directory to
+require the modules beside it.  The names vkit and vkit.*
+are vkit's: they load only from this vkit's own library, whatever those
+paths, the working directory or the environment say.  LUA_INIT is not run.
 
 exit codes: 0 the script finished, n its os.exit(n), 1 an uncaught error
   (its traceback on stderr) or a syntax error, 2 FILE cannot be opened]]
