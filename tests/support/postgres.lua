@@ -8,15 +8,20 @@
 --   if pg.available() then
 --     local server = pg.start()
 --     local db = server:database()   -- a fresh database, migrated
---     db.url (the worker role's URL), db.owner_url, db.evidence_root
+--     db.url (vkit_client's login), db.owner_url, db.evidence_root,
+--     db.submitter_url, db.worker_url, db.other_worker_url, db.nobody_url
 --     server:restart() / server:stop()
 --   end
 --
 -- Roles: postgres (superuser, trusted on the socket: the spec's own
--- administration), vkit_owner (owns each database and migrates it) and
--- vkit_worker (a member of vkit_client only: what commands and workers
--- use).  Both log in with scram-sha-256 passwords kept in a passfile the
--- URLs name (passfile=...), so no password is in any URL or environment.
+-- administration), vkit_owner (owns each database and migrates it),
+-- vkit_worker (a member of vkit_client: submits and works, what the
+-- commands and their on-demand workers use), ci_submitter (a member of
+-- vkit_submitters only), ci_worker_a and ci_worker_b (each a member of
+-- vkit_workers only: two workers' own logins) and ci_nobody (a login in
+-- no vkit role).  Each logs in with a scram-sha-256 password kept in a
+-- passfile the URLs name (passfile=...), so no password is in any URL or
+-- environment.
 local vkit = require "vkit"
 local pgmod = require "vkit.pg"
 local t = require "tests.support.run"
@@ -69,14 +74,25 @@ function M.start()
   sh(("touch %s && chown postgres:postgres %s"):format(t.quote(self.log), t.quote(self.log)))
   self:start_server()
   self.passfile = dir .. "/pgpass"
-  local owner, worker = vkit.sys.random_hex(12), vkit.sys.random_hex(12)
-  t.write(self.passfile, ("*:*:*:vkit_owner:%s\n*:*:*:vkit_worker:%s\n"):format(owner, worker))
+  local lines = {}
+  self.secrets = {}
+  for _, login in ipairs(M.LOGINS) do
+    local secret = vkit.sys.random_hex(12)
+    lines[#lines + 1] = ("*:*:*:%s:%s\n"):format(login, secret)
+    self.secrets[#self.secrets + 1] = secret
+    self:admin(("CREATE ROLE %s LOGIN %sPASSWORD '%s'"):format(login, login == "vkit_owner" and "CREATEROLE " or "",
+      secret))
+  end
+  t.write(self.passfile, table.concat(lines))
   assert(vkit.fs.chmod(self.passfile, tonumber("600", 8)))
-  self:admin(("CREATE ROLE vkit_owner LOGIN CREATEROLE PASSWORD '%s'"):format(owner))
-  self:admin(("CREATE ROLE vkit_worker LOGIN PASSWORD '%s'"):format(worker))
-  self.secrets = { owner, worker }
   return self
 end
+
+--- The login roles every server has, and the vkit group role each is
+--  granted once a database is migrated (the groups are made by migrating).
+M.LOGINS = { "vkit_owner", "vkit_worker", "ci_submitter", "ci_worker_a", "ci_worker_b", "ci_nobody" }
+M.GROUPS = { vkit_worker = "vkit_client", ci_submitter = "vkit_submitters", ci_worker_a = "vkit_workers",
+             ci_worker_b = "vkit_workers" }
 
 --- The libpq URL of a role on a database.
 function Server:url(user, db)
@@ -93,17 +109,27 @@ function Server:admin(sql, db)
 end
 
 --- A fresh database owned by vkit_owner, migrated by `vkit store migrate`,
---  with an evidence root: {name, url, owner_url, evidence_root}.
+--  with an evidence root: {name, url, owner_url, evidence_root,
+--  submitter_url, worker_url, other_worker_url, nobody_url}.
 function Server:database()
   self.databases = self.databases + 1
   local name = ("vkit_%d_%s"):format(self.databases, vkit.sys.random_hex(3))
   self:admin(("CREATE DATABASE %s OWNER vkit_owner"):format(name))
   local db = { name = name, url = self:url("vkit_worker", name), owner_url = self:url("vkit_owner", name),
+               submitter_url = self:url("ci_submitter", name), worker_url = self:url("ci_worker_a", name),
+               other_worker_url = self:url("ci_worker_b", name), nobody_url = self:url("ci_nobody", name),
                evidence_root = self.dir .. "/evidence-" .. name }
   local r = t.vkit { "store", "migrate", "--store", db.owner_url, "--evidence-root", db.evidence_root }
   assert(r.code == 0, r.stderr .. r.stdout)
-  self:admin "GRANT vkit_client TO vkit_worker"
+  self:grant_groups()
   return db
+end
+
+--- Grants each login its vkit group role (once the groups exist).
+function Server:grant_groups()
+  for _, login in ipairs(M.LOGINS) do
+    if M.GROUPS[login] then self:admin(("GRANT %s TO %s"):format(M.GROUPS[login], login)) end
+  end
 end
 
 --- Stops the server at once (as a crash would) and starts it again.

@@ -48,6 +48,10 @@ function M.submit(store, fields)
   if fields.trust_candidate_code ~= nil and type(fields.trust_candidate_code) ~= "boolean" then
     return nil, "trust_candidate_code must be a boolean", "request-invalid"
   end
+  -- A store that cannot take the job (this login may not queue, no worker
+  -- could keep its files) refuses it before anything is queued.
+  local refusal, refusal_code = store.submit_problem and store:submit_problem()
+  if refusal then return nil, refusal, refusal_code end
   local id = store:submit("change-certify", {
     project = store.project, request = fields.request, trusted_target = fields.trusted_target, method = method,
     kani_toolchain = fields.kani_toolchain,

@@ -252,7 +252,27 @@ function actions.replay(store, opts)
 end
 
 function actions.worker(store, opts)
+  -- A login that may not work, or a machine that cannot keep an attempt's
+  -- files, is told so now rather than at every claim.
+  local problem = store.worker_problem and store:worker_problem()
+  if problem then return cli.fail(cli.EXIT.infrastructure, "%s", problem) end
   return require("vkit.store.worker").serve(store, opts)
+end
+
+-- A store's refusal (vkit.store.failure: it cannot be reached, the role
+-- lacks a privilege, a guard refused, the evidence root cannot be used) is
+-- the command's answer: its message, exit 3.  Anything else is a bug, and
+-- keeps its traceback.
+local function refusal_or_bug(e)
+  if require("vkit.store.failure").is(e) then return e end
+  return debug.traceback(type(e) == "string" and e or ("(error object is a %s value)"):format(type(e)), 2)
+end
+
+local function act(action, store, opts)
+  local ok, status = xpcall(actions[action], refusal_or_bug, store, opts)
+  if ok then return status end
+  if require("vkit.store.failure").is(status) then return cli.fail(cli.EXIT.infrastructure, "%s", tostring(status)) end
+  error(status, 0)
 end
 
 return {
@@ -278,6 +298,6 @@ return {
     local store, status = cli.open_store(opts.project, { create = WRITES[action] or false, store = opts.store,
                                                          lease_seconds = opts.lease_seconds })
     if not store then return status end
-    return actions[action](store, opts)
+    return act(action, store, opts)
   end,
 }

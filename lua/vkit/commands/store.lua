@@ -7,14 +7,17 @@ local USAGE = [[usage: vkit store migrate --store postgresql://... [--evidence-r
 
 Creates the PostgreSQL job store's schema, or upgrades it to this vkit's
 version (numbered migrations, each in one transaction, under an advisory
-lock), creates the group role vkit_client with the privileges commands and
-workers need and no more, and with --evidence-root records the
-content-addressed evidence directory every machine reaches (a machine can
-override it with VKIT_EVIDENCE_ROOT).  Run it as the role that owns the
-schema.  --store may come from VKIT_STORE; the URL must not carry a
-password (PGPASSWORD or a passfile).
-Exit: 0 migrated (or already current), 2 usage, 3 the database refused or
-cannot be reached.]]
+lock), creates the group roles vkit_submitters (queue and cancel runs),
+vkit_workers (run them) and vkit_client (both), each with the privileges
+its steps need and no more, and records the content-addressed evidence
+directory every machine reaches (--evidence-root; a machine can override it
+with VKIT_EVIDENCE_ROOT).  A store that has no evidence root recorded needs
+--evidence-root: without one every worker would run jobs and then fail
+them.  Run it as the role that owns the schema.  --store may come from
+VKIT_STORE; the URL must not carry a password (PGPASSWORD or a passfile).
+Exit: 0 migrated (or already current), 2 usage (nothing changed: among
+them, a store with no evidence root and no --evidence-root), 3 the database
+refused or cannot be reached.]]
 
 local function usage_error(message)
   return require("vkit.cli").usage_error(message, "store")
@@ -36,8 +39,14 @@ return {
     local root = opts.evidence_root
     if root then
       local fs = require "vkit.fs"
-      assert(fs.mkdirs(root))
-      root = fs.realpath(root)
+      local made, why = fs.mkdirs(root)
+      local real = made and fs.realpath(root)
+      local st = real and fs.lstat(real)
+      if not st or st.kind ~= "dir" then
+        return usage_error(("--evidence-root %s is not a directory this machine can make: %s"):format(root,
+          tostring(why or "not a directory")))
+      end
+      root = real
     end
     local ok, result = pcall(function()
       local store = require("vkit.store.postgresql").open(chosen, ".", { for_migration = true })
@@ -47,6 +56,8 @@ return {
     end)
     if not ok then
       io.stderr:write("vkit: cannot migrate the store ", chosen.display, ": ", tostring(result), "\n")
+      -- Nothing was changed: the migration's transaction was rolled back.
+      if type(result) == "table" and result.code == "no-evidence-root" then return 2 end
       return 3
     end
     if opts.json then

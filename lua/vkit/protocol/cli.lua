@@ -23,6 +23,10 @@ M.DOES_NOT = "It does not establish: isolation beyond each run's sandbox (Landlo
 --  queued (component-policy-pin-mismatch, package-pin-mismatch).
 --  Returns the run ids or nil, message, code.
 function M.submit_component(store, project, component, insist)
+  -- A store that cannot take the job (this login may not queue, no worker
+  -- could keep its files) refuses it before anything is queued.
+  local refusal, refusal_code = store.submit_problem and store:submit_problem()
+  if refusal then return nil, refusal, refusal_code end
   local repo, message, code = git.open(project)
   if not repo then return nil, message, code end
   local head
@@ -102,6 +106,8 @@ function M.submit_replay(store, original)
   end
   local last = original.attempts[#original.attempts]
   if not last then return nil, ("run %s has no attempt with retained evidence"):format(original.id), "no-attempt" end
+  local refusal, refusal_code = store.submit_problem and store:submit_problem()
+  if refusal then return nil, refusal, refusal_code end
   local p = original.job.payload
   local repo, message, code = git.open(store.project)
   if not repo then return nil, message, code end

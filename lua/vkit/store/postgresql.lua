@@ -17,8 +17,21 @@
 -- cancellation reaches the worker holding the run.  Completion is one
 -- transaction conditional on the same: a worker that lost its lease (it
 -- was paused, partitioned, or slow) has its result discarded and its
--- attempt recorded abandoned; it can never overwrite a newer attempt.  A
--- trigger refuses any change to a finished run.
+-- attempt recorded abandoned; it can never overwrite a newer attempt.
+--
+-- The database holds every role to the same rules, whatever SQL it sends
+-- (vkit.store.pg_guards): submitters queue and cancel, workers claim and
+-- record; a run is created queued; only the login holding a run's live
+-- lease begins, renews, retains files for and ends its attempt, once; a
+-- finished run, an ended attempt and a retained file never change.  The
+-- code below takes each of those steps the way the guards expect, and
+-- reads a guard's refusal of a lost lease (VK001) as the lease lost.
+--
+-- A store no worker could retain files in (no evidence root, or one that
+-- cannot be written here) is refused before anything depends on it: by
+-- `vkit store migrate` (an evidence root is required), at submission (the
+-- store names none) and at claim (this worker cannot write it), so a run
+-- stays queued rather than being run and then failed.
 --
 -- Every statement is fixed text with $n parameters (vkit.pg sends values
 -- apart from the statement); nothing is built from request data.
@@ -32,6 +45,8 @@ local records = require "vkit.store.records"
 local schema = require "vkit.store.schema"
 local evidence_mod = require "vkit.store.evidence"
 local projects = require "vkit.store.projects"
+local failure = require "vkit.store.failure"
+local pg_guards = require "vkit.store.pg_guards"
 local policy = require("vkit.policy").store
 
 local M = {}
@@ -41,11 +56,7 @@ Store.__index = Store
 local NULL = pg.null
 
 -- An error raised by a statement: {message, code}; tostring gives the message.
-local Failure = { __tostring = function(e) return e.message end }
-
-local function raise(message, code)
-  error(setmetatable({ message = message, code = code }, Failure), 0)
-end
+local raise = failure.raise
 
 local CONNECTION_CODES = { ["connection-lost"] = true, timeout = true, ["connection-failed"] = true,
                            ["57P01"] = true, ["57P02"] = true, ["57P03"] = true }
@@ -95,11 +106,18 @@ function Store:connection()
   return conn
 end
 
---- Runs one statement; raises a Failure.
+-- What a refused privilege means here: which group role takes that step.
+local PRIVILEGE_HINT = ("; the role lacks that privilege: %s queue and cancel runs, %s run them, vkit_client does "
+  .. "both (docs/deployment.md)"):format(pg_guards.SUBMITTERS, pg_guards.WORKERS)
+
+--- Runs one statement; raises a store failure (vkit.store.failure).
 function Store:exec(sql, params)
   local conn = self:connection()
   local result, message, code = conn:exec(sql, params, policy.statement_timeout_ms)
-  if not result then raise(message, code) end
+  if not result then
+    if code == "42501" then message = tostring(message):gsub("%s+$", "") .. PRIVILEGE_HINT end
+    raise(message, code)
+  end
   return result
 end
 
@@ -185,30 +203,94 @@ function Store:migrate(evidence_root)
     if evidence_root then
       self:exec([[INSERT INTO vkit.settings (name, value) VALUES ('evidence_root', $1)
                   ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value]], { evidence_root })
+    elseif not self:exec("SELECT value FROM vkit.settings WHERE name = 'evidence_root'").rows[1] then
+      -- Every worker would run its jobs and then fail them, unable to
+      -- retain their files: refused now, and nothing above is kept.
+      raise(("the store %s has no evidence root, so no worker could retain what its runs produce: run "
+        .. "`vkit store migrate --store URL --evidence-root DIR` with a directory every worker reaches"):format(
+        self.display), "no-evidence-root")
     end
     return { from = from, to = schema.LATEST, applied = applied }
   end)
 end
 
---- The evidence store: VKIT_EVIDENCE_ROOT on this machine, else the root
---  recorded by `vkit store migrate --evidence-root`.
+-- The evidence root this machine uses: VKIT_EVIDENCE_ROOT, else the one
+-- recorded by `vkit store migrate --evidence-root`; nil when neither is.
+local function evidence_root(self)
+  local root = os.getenv "VKIT_EVIDENCE_ROOT"
+  if root and root ~= "" then return root, "VKIT_EVIDENCE_ROOT" end
+  local row = self:query("SELECT value FROM vkit.settings WHERE name = 'evidence_root'").rows[1]
+  return row and row.value, "the store's evidence root"
+end
+
+local NO_ROOT = "the store %s has no evidence root: run `vkit store migrate --store URL --evidence-root DIR` as its "
+  .. "owner, with a directory every worker reaches (or set VKIT_EVIDENCE_ROOT where it is mounted elsewhere)"
+
+--- The evidence store (raises a store failure, no-evidence-root or
+--  evidence-unusable, naming what to do).
 function Store:evidence()
   if self.evidence_store then return self.evidence_store end
-  local root = os.getenv "VKIT_EVIDENCE_ROOT"
-  if not root or root == "" then
-    local row = self:query("SELECT value FROM vkit.settings WHERE name = 'evidence_root'").rows[1]
-    root = row and row.value
+  local root, whose = evidence_root(self)
+  if not root then raise(NO_ROOT:format(self.display), "no-evidence-root") end
+  local ok, ev = pcall(evidence_mod.open, root)
+  if not ok then
+    raise(("%s %s cannot be used here (%s): mount it, or run `vkit store migrate --store URL --evidence-root DIR` "
+      .. "with a directory every worker reaches"):format(whose, root, tostring(ev)), "evidence-unusable")
   end
-  if not root then
-    raise("the store has no evidence root: set VKIT_EVIDENCE_ROOT or run `vkit store migrate --evidence-root DIR`",
-      "no-evidence-root")
+  self.evidence_store = ev
+  return ev
+end
+
+-- The evidence store, or nil, message, code: for readers, which show an
+-- unreadable file as such rather than stop.
+local function readable_evidence(self)
+  local ok, ev = pcall(self.evidence, self)
+  if ok then return ev end
+  if not failure.is(ev) or M.is_connection_error(ev) then error(ev, 0) end
+  return nil, ev.message, ev.code
+end
+
+--- Why this login cannot queue jobs here, or nil: it is not a submitter,
+--  or the store names no evidence root (so no worker could keep what the
+--  job produces).  Read from the database only: a submitter need not
+--  mount the evidence root.
+function Store:submit_problem()
+  local row = self:query("SELECT vkit.acts_as($1) AS submits, session_user AS login", { pg_guards.SUBMITTERS }).rows[1]
+  if row.submits ~= "t" then
+    return ("the role %s cannot queue jobs in %s: grant it %s (or vkit_client)"):format(row.login, self.display,
+      pg_guards.SUBMITTERS), "42501"
   end
-  self.evidence_store = evidence_mod.open(root)
-  return self.evidence_store
+  if not evidence_root(self) then return NO_ROOT:format(self.display), "no-evidence-root" end
+  return nil
+end
+
+--- Why this login cannot run jobs from this machine, or nil: it is not a
+--  worker, or it cannot write the evidence root (a worker that could not
+--  keep an attempt's files would run the job and then fail it).
+function Store:worker_problem()
+  if self.worker_ready then return nil end
+  local row = self:query("SELECT vkit.acts_as($1) AS works, session_user AS login", { pg_guards.WORKERS }).rows[1]
+  if row.works ~= "t" then
+    return ("the role %s cannot run jobs from %s: grant it %s (or vkit_client)"):format(row.login, self.display,
+      pg_guards.WORKERS), "42501"
+  end
+  local ev, message, code = readable_evidence(self)
+  if not ev then return message, code end
+  local probe = ("%s/.tmp/writable-%d-%s"):format(ev.root, sys.pid(), sys.random_hex(4))
+  local wrote, why = fs.write_atomic(probe, "")
+  if not wrote then
+    return ("the evidence root %s cannot be written here (%s): this worker could not keep an attempt's files")
+      :format(ev.root, tostring(why)), "evidence-unusable"
+  end
+  os.remove(probe)
+  self.worker_ready = true
+  return nil
 end
 
 function Store:submit(kind, payload)
   assert(records.KINDS[kind], "unknown job kind " .. tostring(kind))
+  local problem, problem_code = self:submit_problem()
+  if problem then raise("cannot queue the job: " .. problem, problem_code) end
   local id = common.new_id()
   local created = common.now()
   local job = json.encode { schema_version = 1, run_id = id, kind = kind, created_at = created, payload = payload }
@@ -269,6 +351,8 @@ function Store:get(id)
   if not run then return nil, message, code, corruption end
   local ok, file, reason, why = common.check_evidence(run, function(n, rel, max_bytes)
     return self:read_artifact(run, n, rel, max_bytes)
+  end, function(n, rel)
+    return self:artifact_sha256(run, n, rel)
   end)
   if not ok then return common.corrupt(id, file, reason, why) end
   -- Views that read an attempt's files (reports) get a verified local copy.
@@ -344,6 +428,10 @@ local function claim_once(self, worker, hooks)
 end
 
 function Store:claim(worker, hooks)
+  -- A worker that could not keep an attempt's files (or may not work
+  -- here) takes nothing: the runs stay queued for one that can.
+  local problem, code = self:worker_problem()
+  if problem then raise("this worker takes no run: " .. problem, code) end
   while true do
     local claimed = claim_once(self, worker, hooks)
     if claimed ~= "again" then
@@ -397,6 +485,7 @@ end
 function Store:heartbeat(claim)
   local rows = self:query([[UPDATE vkit.runs SET lease_expires_at = clock_timestamp() + make_interval(secs => $3)
       WHERE run_id = $1 AND lease_token = $2 AND status = 'running' AND lease_expires_at > clock_timestamp()
+        AND lease_role = session_user
       RETURNING cancel_requested]], { claim.run.id, claim.token, self.lease_seconds }).rows
   if #rows == 0 then return false, false end
   pcall(publish_progress, self, claim) -- progress shown late never costs the lease or a cancellation
@@ -425,17 +514,25 @@ end
 local function complete_once(self, claim, fields, retained)
   return self:transaction(function()
     local id = claim.run.id
-    local row = self:exec([[SELECT status, attempts, lease_token, (lease_expires_at > clock_timestamp()) AS live
+    local row = self:exec([[SELECT status, attempts, lease_token, (lease_expires_at > clock_timestamp()) AS live,
+        coalesce(lease_role = session_user, false) AS mine
       FROM vkit.runs WHERE run_id = $1 FOR UPDATE]], { id }).rows[1]
     local n = row and math.tointeger(tonumber(row.attempts))
     if row and row.lease_token == claim.token and n == claim.attempt and common.TERMINAL[row.status] then
       return true -- ours already: an answer lost on the way back
     end
-    self:exec([[INSERT INTO vkit.artifacts (run_id, attempt, path, sha256, size)
-      SELECT $1, $2, a.path, a.sha256, a.size FROM jsonb_to_recordset($3::jsonb) AS a(path text, sha256 text, size bigint)
-      ON CONFLICT DO NOTHING]], { id, claim.attempt, json.encode(retained) })
+    -- Files are indexed while the attempt is still ours and running (even
+    -- when its lease was lost: they are kept for the record); once another
+    -- worker recorded it abandoned, the guards refuse them.
+    local attempt = self:exec([[SELECT status FROM vkit.attempts
+      WHERE run_id = $1 AND attempt = $2 AND lease_token = $3]], { id, claim.attempt, claim.token }).rows[1]
+    if attempt and attempt.status == "running" then
+      self:exec([[INSERT INTO vkit.artifacts (run_id, attempt, path, sha256, size)
+        SELECT $1, $2, a.path, a.sha256, a.size FROM jsonb_to_recordset($3::jsonb) AS a(path text, sha256 text, size bigint)
+        ON CONFLICT DO NOTHING]], { id, claim.attempt, json.encode(retained) })
+    end
     local held = row and row.lease_token == claim.token and n == claim.attempt and row.status == "running"
-      and row.live == "t"
+      and row.live == "t" and row.mine == "t"
     local now = common.now()
     if not held then
       self:exec([[UPDATE vkit.attempts SET status = 'abandoned', finished_at = $4, note = $5
@@ -487,14 +584,22 @@ function Store:complete(claim, fields)
     end
   end
   pause = policy.poll_ms
+  local lease_races = 0
   while true do
     local done, accepted = pcall(complete_once, self, claim, fields, retained)
     if done then
       if accepted then fs.remove_tree(claim.attempt_dir) end
       return accepted
     end
-    if not M.is_connection_error(accepted) then error(accepted, 0) end
-    pause = retry_later(claim, "recording", accepted, pause)
+    -- The lease lapsed between this transaction's check and the guards'
+    -- (VK001): once more, and the check sees it lost.
+    if type(accepted) == "table" and accepted.code == pg_guards.LEASE_NOT_HELD and lease_races == 0 then
+      lease_races = 1
+    elseif M.is_connection_error(accepted) then
+      pause = retry_later(claim, "recording", accepted, pause)
+    else
+      error(accepted, 0)
+    end
   end
 end
 
@@ -520,7 +625,29 @@ function Store:read_artifact(run, n, rel, max_bytes)
   local row = self:query("SELECT sha256 FROM vkit.artifacts WHERE run_id = $1 AND attempt = $2 AND path = $3",
     { run.id, n, rel }).rows[1]
   if not row then return nil, ("run %s attempt %d retained no %s"):format(run.id, n, rel), "ENOENT" end
-  return self:evidence():read(row.sha256, max_bytes)
+  local ev, message, code = readable_evidence(self)
+  if not ev then return nil, message, code end
+  return ev:read(row.sha256, max_bytes)
+end
+
+--- The SHA-256 of a retained file, once its object in the evidence root
+--  is found to hash to it (hashed as a stream, never read whole); nil,
+--  message, code otherwise.
+function Store:artifact_sha256(run, n, rel)
+  local row = self:query("SELECT sha256 FROM vkit.artifacts WHERE run_id = $1 AND attempt = $2 AND path = $3",
+    { run.id, n, rel }).rows[1]
+  if not row then return nil, ("run %s attempt %d retained no %s"):format(run.id, n, rel), "ENOENT" end
+  local ev, message, code = readable_evidence(self)
+  if not ev then return nil, message, code end
+  local object = ev:path(row.sha256)
+  if not fs.lstat(object) then
+    return nil, ("evidence %s is missing from %s"):format(row.sha256, ev.root), "evidence-missing"
+  end
+  if hash.file(object) ~= row.sha256 then
+    return nil, ("evidence %s in %s does not hash to its name: it was changed"):format(row.sha256, ev.root),
+      "evidence-corrupt"
+  end
+  return row.sha256
 end
 
 --- Attempt n's progress lines: the retained progress.log once the attempt
@@ -530,21 +657,28 @@ function Store:progress(run, n)
       LEFT JOIN vkit.artifacts r ON r.run_id = a.run_id AND r.attempt = a.attempt AND r.path = $3
       WHERE a.run_id = $1 AND a.attempt = $2]], { run.id, n, common.PROGRESS }).rows[1]
   if not row then return nil end
-  if row.sha256 then return self:evidence():read(row.sha256, policy.progress_bytes) end
+  if row.sha256 then
+    local ev = readable_evidence(self)
+    return ev and ev:read(row.sha256, policy.progress_bytes) or nil
+  end
   if row.progress == nil or row.progress == "" then return nil end
   return row.progress
 end
 
 --- A fresh local directory holding every file attempt n retained, each
 --  copied from the evidence store and verified against its SHA-256 (a
---  changed object is left out: the view then shows it missing).
+--  changed object is left out: the view then shows it missing; so is every
+--  file when the evidence root cannot be read here).  An attempt that
+--  retained nothing needs no evidence root.
 function Store:materialize(run, n)
-  local ev = self:evidence()
   local dir = assert(fs.mkdtemp "/tmp/vkit-attempt-")
   -- Removed when the store is collected (at the latest when vkit exits).
   self.views = self.views or {}
   self.views[#self.views + 1] = setmetatable({}, { __gc = function() fs.remove_tree(dir) end })
-  for _, a in ipairs(self:artifacts(run, n)) do
+  local artifacts = self:artifacts(run, n)
+  local ev = #artifacts > 0 and readable_evidence(self)
+  if not ev then return dir end
+  for _, a in ipairs(artifacts) do
     local target = dir .. "/" .. a.path
     local parent = target:match "^(.*)/[^/]+$"
     assert(fs.mkdirs(parent))
@@ -601,6 +735,16 @@ function Store:wait_change(ms) self:wait_notify("vkit_runs", ms) end
 --- The lock an on-demand worker of this machine holds while it scans.
 function Store:scanner_lock()
   return fs.lock(("%s/worker-%s.lock"):format(self:cache_dir(), hash.sha256(self.url):sub(1, 16)))
+end
+
+--- Starts an on-demand worker only when this login may work and can keep
+--  an attempt's files here; otherwise the runs wait for the fleet's
+--  workers (a submitter's credentials never start one that would fail).
+function Store:ensure_worker()
+  local ok, problem = pcall(self.worker_problem, self)
+  if not ok then return nil, tostring(problem) end
+  if problem then return nil, problem end
+  return common.Store.ensure_worker(self)
 end
 
 function Store:worker_argv(exe)

@@ -7,12 +7,16 @@
 -- database lacks, holding an advisory lock so two migrators cannot race.
 --
 -- Privileges: the tables belong to the role that migrates (the owner).
--- Everything a command or worker needs is granted to the group role
--- vkit_client (created NOLOGIN when missing) and nothing more: read and
--- insert runs, attempts and artifacts, update only the mutable columns of
--- a run and an attempt, read the settings.  No DELETE, no TRUNCATE, no
--- DDL: a worker's credentials cannot erase or rewrite history, nor change
--- a job once queued (kind, payload and id are not updatable).
+-- Versions 1 and 2 granted everything commands and workers need to one
+-- group role, vkit_client.  Version 3 (vkit.store.pg_guards) splits it:
+-- vkit_submitters queue and cancel, vkit_workers claim and record, each
+-- with only the columns its steps touch, vkit_client becomes a member of
+-- both, and triggers hold every role (the owner too) to a run's life:
+-- created queued, an attempt begun and ended once by the login holding
+-- its live lease, nothing finished ever changed.  No DELETE, no TRUNCATE,
+-- no DDL for any client.
+local pg_guards = require "vkit.store.pg_guards"
+
 local M = {}
 
 M.CLIENT_ROLE = "vkit_client"
@@ -102,6 +106,12 @@ M.migrations = {
       [[ALTER TABLE vkit.attempts ADD COLUMN progress text NOT NULL DEFAULT '']],
       [[GRANT UPDATE (progress) ON vkit.attempts TO vkit_client]],
     },
+  },
+  {
+    -- Submitter and worker roles, and the guards of a run's history
+    -- (vkit.store.pg_guards).  Idempotent, as its statements are.
+    version = 3,
+    statements = pg_guards.statements(),
   },
 }
 
