@@ -116,17 +116,21 @@ static long long now_ms(void) {
 }
 
 /* Waits until the socket is ready for `events` or the deadline passes:
- * 1 ready, 0 timed out, -1 the socket is gone. */
+ * 1 ready, 0 timed out, -1 the socket is gone.  Past the deadline the
+ * socket is still looked at once: a process that was stopped (SIGSTOP, a
+ * suspended machine) while the monotonic deadline ran out takes the answer
+ * that arrived meanwhile instead of calling it a timeout. */
 static int wait_socket(PGconn *conn, short events, long long deadline) {
   int fd = PQsocket(conn);
   if (fd < 0) return -1;
   for (;;) {
     long long left = deadline - now_ms();
-    if (left <= 0) return 0;
+    if (left < 0) left = 0;
     struct pollfd p = {.fd = fd, .events = events};
     int r = poll(&p, 1, left > 1000000 ? 1000000 : (int)left);
     if (r > 0) return 1;
     if (r < 0 && errno != EINTR) return -1;
+    if (r == 0 && left == 0) return 0;
   }
 }
 
@@ -216,9 +220,15 @@ static int conn_exec(lua_State *L) {
   }
 
   long long deadline = now_ms() + timeout;
+  /* Non-blocking before sending: in blocking mode libpq's send waits
+   * without a bound for socket space once a statement exceeds what the
+   * socket buffers hold (a peer that stopped reading: a stalled proxy or
+   * host), so a large statement (a progress publication) hung a worker past
+   * every timeout.  Non-blocking, the statement is buffered and the flush
+   * loop below waits under the deadline. */
+  if (PQsetnonblocking(c->conn, 1) != 0) return lost(L, c, "connection-lost", "sending");
   if (!PQsendQueryParams(c->conn, sql, n, NULL, values, NULL, NULL, 0))
     return lost(L, c, "connection-lost", "sending");
-  if (PQsetnonblocking(c->conn, 1) != 0) return lost(L, c, "connection-lost", "sending");
   int flushed;
   while ((flushed = PQflush(c->conn)) == 1) {
     int w = wait_socket(c->conn, POLLOUT | POLLIN, deadline);

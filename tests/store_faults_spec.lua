@@ -319,4 +319,130 @@ describe("the PostgreSQL store under faults and load", function()
     if admin then admin:close() end
     store:close()
   end)
+
+  -- What vkit.pg reports (and the store raises) when no answer came in time.
+  local function timeout(why)
+    return setmetatable({ message = "no answer within the timeout (" .. why .. ")", code = "timeout" },
+      { __tostring = function(e) return e.message end })
+  end
+
+  -- The cause of the partitions' missing discards (issue 30): a claim is
+  -- one transaction, and when its COMMIT reached the server but the answer
+  -- did not come back (the restart, the partition, a pause past the
+  -- statement timeout), or the claimed attempt could not be prepared, the
+  -- worker saw an error and went on without the attempt, recorded running
+  -- under its lease.  Nothing renewed, ended or discarded it, and the
+  -- worker the spec above cut off (or paused) holding it never said its
+  -- result was discarded.  A claim in doubt is now resolved once the
+  -- database answers.  Here the answer is lost on purpose, in this process.
+  describe("a claim whose answer was lost", function()
+    local worker = require "vkit.store.worker"
+    local pgstore = require "vkit.store.postgresql"
+    local cut_db
+    -- A store whose COMMIT, once armed, reaches the server (or, with
+    -- before = true, never leaves) and whose answer never comes: the
+    -- connection is dropped and a timeout raised, as vkit.pg does.
+    local function open(lease_seconds)
+      cut_db = cut_db or server:database()
+      local s = store_mod.open { store = cut_db.url, project = dir, cache = dir .. "/cache", lease_seconds = lease_seconds }
+      local exec = s.exec
+      s.exec = function(self, sql, params)
+        local arm = self.lose_commit
+        if arm and sql == "COMMIT" then
+          self.lose_commit = nil
+          if not arm.before then exec(self, sql, params) end
+          self.conn:close()
+          error(timeout "lost on purpose", 0)
+        end
+        return exec(self, sql, params)
+      end
+      return s
+    end
+    local function attempt_status(s, id, n)
+      local row = s:query("SELECT status FROM vkit.attempts WHERE run_id = $1 AND attempt = $2", { id, n }).rows[1]
+      return row and row.status
+    end
+    local function scan(s)
+      local seen = {}
+      worker.scan(s, { on_attempt = function(claim, fields, accepted)
+        seen[#seen + 1] = { id = claim.run.id, attempt = claim.attempt, recovered = claim.recovered,
+                            status = fields.status, error = fields.error, accepted = accepted }
+      end })
+      return seen
+    end
+
+    it("is recovered while its lease holds: the worker runs it and its result counts", function()
+      local a = open(600)
+      local id = a:submit("probe", { ms = 0 })
+      a.lose_commit = {}
+      local ok, e = pcall(a.claim, a, "answer-lost")
+      assert.is_false(ok)
+      assert.truthy(pgstore.is_connection_error(e), tostring(e))
+      assert.equal("running", attempt_status(a, id, 1), "the claim committed")
+      local seen = scan(a)
+      assert.equal(1, #seen, "the worker took up the attempt it had claimed")
+      assert.same({ id = id, attempt = 1, recovered = true, status = "done", accepted = true }, seen[1])
+      local run = a:get(id)
+      assert.equal("done", run.state.status)
+      assert.equal(1, run.state.attempts)
+      a:close()
+    end)
+
+    it("is recovered after its lease lapsed and another worker ran it: the worker learns so and its result is discarded",
+      function()
+      local a, b = open(2), open(2)
+      local id = a:submit("probe", { ms = 0 })
+      a.lose_commit = {}
+      assert.is_false((pcall(a.claim, a, "answer-lost")))
+      assert.equal("running", attempt_status(a, id, 1))
+      assert.is_true(t.wait_for(function() return b:get(id).stale end, 120), "the lease lapsed")
+      assert.equal(1, worker.scan(b))
+      assert.equal("abandoned", attempt_status(b, id, 1))
+      local seen = scan(a)
+      assert.equal(1, #seen, "the worker learned what became of the attempt it had claimed")
+      assert.equal(id, seen[1].id)
+      assert.equal(1, seen[1].attempt)
+      assert.is_true(seen[1].recovered)
+      assert.is_false(seen[1].accepted, "discarded")
+      assert.equal("cancelled", seen[1].status)
+      assert.matches("the lease was lost before the attempt could run", seen[1].error)
+      local run = a:get(id)
+      assert.equal("done", run.state.status)
+      assert.equal(2, run.state.attempts)
+      assert.equal("abandoned", attempt_status(a, id, 1))
+      a:close()
+      b:close()
+    end)
+
+    it("is dropped when the COMMIT never reached the server, and the run is claimed afresh", function()
+      local a = open(600)
+      local id = a:submit("probe", { ms = 0 })
+      a.lose_commit = { before = true }
+      assert.is_false((pcall(a.claim, a, "answer-lost")))
+      local seen = scan(a)
+      assert.equal(1, #seen)
+      assert.same({ id = id, attempt = 1, status = "done", accepted = true }, seen[1])
+      a:close()
+    end)
+  end)
+
+  -- A worker cut off from the database cannot renew its lease; once the
+  -- lease's length has passed without a renewal it has lapsed there too,
+  -- and the worker stops its handler instead of running on for nothing.
+  it("stops a handler whose lease could not be renewed for its whole length, and the result is discarded", function()
+    local worker = require "vkit.store.worker"
+    local cut = server:database()
+    local a = store_mod.open { store = cut.url, project = dir, cache = dir .. "/cache", lease_seconds = 2 }
+    local id = a:submit("probe", { ms = 600000 })
+    local claim = assert(a:claim "cut-off")
+    -- every heartbeat meets the partition
+    a.heartbeat = function() error(timeout "cut off on purpose", 0) end
+    local fields, accepted = worker.execute(a, claim)
+    assert.equal("cancelled", fields.status)
+    assert.matches("the lease was lost while running", fields.error)
+    assert.is_false(accepted, "the lease had lapsed in the database too")
+    a.heartbeat = nil
+    assert.equal("running", a:get(id).state.status)
+    a:close()
+  end)
 end)

@@ -423,8 +423,47 @@ local function claim_once(self, worker, hooks)
                 WHERE run_id = $1]], { id, attempt, token, worker, self.lease_seconds, sys.pid(), now })
     self:exec([[INSERT INTO vkit.attempts (run_id, attempt, status, worker, worker_pid, lease_token, started_at)
                 VALUES ($1, $2, 'running', $3, $4, $5, $6)]], { id, attempt, worker, sys.pid(), token, now })
-    return { id = id, attempt = attempt, token = token, job = job, worker = worker }
+    -- In doubt from here until the worker holds it (Store:claim).
+    self.in_doubt = { id = id, attempt = attempt, token = token, job = job, worker = worker }
+    return self.in_doubt
   end)
+end
+
+-- A claim in doubt: its COMMIT went out and no answer came back (the
+-- connection was lost to a restart, a partition, a pause past the
+-- statement timeout), or it committed and could not be prepared (the
+-- database unreachable).  Its attempt may be recorded running under this
+-- worker's lease while the worker goes on without it: nothing would ever
+-- renew, end or discard it, and the worker would never learn its lease
+-- was gone (issue 30: the fault spec's partitioned worker never logged its
+-- discard).  Store:claim keeps it until the database answers, then
+-- prepares it if it was recorded (prepared), else drops it.
+local function prepared(self, claimed)
+  self.in_doubt = claimed
+  local ok, claim = pcall(self.prepare, self, claimed)
+  if ok or not M.is_connection_error(claim) then self.in_doubt = nil end
+  if not ok then error(claim, 0) end
+  return claim
+end
+
+-- The claim in doubt, prepared, if its attempt was recorded (marked
+-- recovered: vkit.store.worker checks its lease before running it); nil
+-- if it never committed.  Raises while the database cannot be reached.
+-- The run's row lock is taken (and let go) first: the session that sent
+-- the COMMIT holds it until its transaction ends, so the answer read next
+-- is final (a COMMIT held up in the network cannot land after it).
+local function recover(self)
+  local doubt = self.in_doubt
+  self:query("SELECT 1 FROM vkit.runs WHERE run_id = $1 FOR UPDATE", { doubt.id })
+  local row = self:query("SELECT status FROM vkit.attempts WHERE run_id = $1 AND attempt = $2 AND lease_token = $3",
+    { doubt.id, doubt.attempt, doubt.token }).rows[1]
+  if not row then
+    self.in_doubt = nil
+    return nil
+  end
+  local claim = prepared(self, doubt)
+  claim.recovered = true
+  return claim
 end
 
 function Store:claim(worker, hooks)
@@ -432,11 +471,21 @@ function Store:claim(worker, hooks)
   -- here) takes nothing: the runs stay queued for one that can.
   local problem, code = self:worker_problem()
   if problem then raise("this worker takes no run: " .. problem, code) end
+  if self.in_doubt then
+    local recovered = recover(self)
+    if recovered then return recovered end
+  end
   while true do
-    local claimed = claim_once(self, worker, hooks)
+    local ok, claimed = pcall(claim_once, self, worker, hooks)
+    if not ok then
+      -- Only a COMMIT whose answer was lost leaves the claim in doubt; a
+      -- failure before it, or a refusal, rolled the claim back.
+      if not M.is_connection_error(claimed) then self.in_doubt = nil end
+      error(claimed, 0)
+    end
     if claimed ~= "again" then
       if not claimed then return nil end
-      return self:prepare(claimed)
+      return prepared(self, claimed)
     end
   end
 end

@@ -93,18 +93,30 @@ local function progress_writer(attempt_dir)
   end
 end
 
+-- A lease that expires (PostgreSQL's: store.lease_seconds) is lost, on this
+-- worker's own clock, once no heartbeat has renewed it for that long: the
+-- database set each expiry before its answer arrived here, so by then it
+-- has lapsed there too, and another worker may hold the run.  A worker cut
+-- off from the database (a partition: every heartbeat fails) thus stops
+-- its handler and offers the result, which completion discards once the
+-- database answers again, instead of running on as if the lease were held
+-- (issue 30).
 local function context(store, claim, job)
-  local lease = { lost = false, cancel = false, next_beat = 0 }
+  local lease = { lost = false, cancel = false, next_beat = 0, renewed = sys.monotonic_ms() }
   local function cancelled()
     local now = sys.monotonic_ms()
     if now >= lease.next_beat then
       lease.next_beat = now + policy.heartbeat_ms
       local ok, held, cancel = pcall(store.heartbeat, store, claim)
       -- A heartbeat that could not reach the store leaves the lease as it
-      -- was; completion decides whether it held.
+      -- was until the lease's own length has passed; completion decides
+      -- whether it held.
       if ok then
         if held == false then lease.lost = true end
+        if held then lease.renewed = sys.monotonic_ms() end
         if cancel then lease.cancel = true end
+      elseif store.lease_seconds and sys.monotonic_ms() - lease.renewed > store.lease_seconds * 1000 then
+        lease.lost = true
       end
     end
     return lease.cancel or lease.lost
@@ -133,6 +145,15 @@ function M.execute(store, claim)
   local handler = require(policy.handlers[job.kind])
   local ctx, lease = context(store, claim, job)
   if claim.refusal then return claim.refusal, store:complete(claim, claim.refusal) end
+  -- A claim recovered after its answer was lost (vkit.store.postgresql:
+  -- a claim in doubt) may have lost its lease meanwhile: asked first, and
+  -- offered without running when it is gone (or the run was cancelled).
+  if claim.recovered and ctx.cancelled() then
+    local fields = { status = "cancelled", outcome = "cancelled", summary = json.null,
+                     error = lease.lost and "the lease was lost before the attempt could run"
+                       or "cancelled before the attempt could run" }
+    return fields, store:complete(claim, fields)
+  end
   local ok, result = xpcall(handler.run, debug.traceback, job, ctx)
   local fields
   if not ok then
@@ -165,8 +186,9 @@ function M.scan(store, opts)
 end
 
 local function report(claim, fields, accepted)
-  io.stderr:write(("%s worker %d: run %s attempt %d %s: %s (claimed in %d ms)\n"):format(common.now(), sys.pid(),
-    claim.run.id, claim.attempt, fields.status, accepted and "completed" or "discarded (lease lost)", claim.claim_ms or 0))
+  io.stderr:write(("%s worker %d: run %s attempt %d %s: %s (claimed in %d ms%s)\n"):format(common.now(), sys.pid(),
+    claim.run.id, claim.attempt, fields.status, accepted and "completed" or "discarded (lease lost)", claim.claim_ms or 0,
+    claim.recovered and "; recovered: the claim's answer had been lost" or ""))
 end
 
 --- The worker loop of `vkit run worker`.  opts.until_idle: exit once no
