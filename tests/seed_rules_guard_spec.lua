@@ -419,6 +419,27 @@ describe("seed 001: --wait", function()
     assert.same({ 0 }, seen)
     assert.equal("queued", result.structuredContent.status)
   end)
+
+  -- Seed 000's `vkit verify` takes the same option: whatever passes it on,
+  -- the store is asked to wait 0 seconds unless --wait says otherwise.
+  it("defaults to zero for vkit verify", function()
+    p = intents.project()
+    local ext = dofile(vkit.root .. "/examples/external/project.lua")
+    local built = ext.build(p.dir .. "/external")
+    assert(store_mod.open(built.path))
+    lock = assert(fs.lock(built.path .. "/.vkit/worker.lock"))
+    local Store = require("vkit.store.common").Store
+    local command = require "vkit.commands.verify"
+    local seen, code = recording(Store, "wait", 3, function()
+      return command.run { ext.COMPONENT, "--project", built.path, "--json" }
+    end)
+    assert.same({ 0 }, seen)
+    assert.equal(4, code)   -- returned at once, the run still queued
+    seen = recording(Store, "wait", 3, function()
+      return command.run { ext.COMPONENT, "--project", built.path, "--json", "--wait", "0.05" }
+    end)
+    assert.same({ 0.05 }, seen)
+  end)
 end)
 
 describe("seed 001: rust_kani on an unsupported host", function()

@@ -168,6 +168,13 @@ describe("the PostgreSQL store", function()
     end)
   end)
 
+  -- What the probe handler writes before its "ok" (the outcome a finished
+  -- run shows is derived from it: vkit.store.common.check_evidence).
+  local function probe_record(claim)
+    assert(vkit.fs.write_atomic(claim.attempt_dir .. "/probe.json", json.encode { attempt = claim.attempt }))
+    return claim
+  end
+
   describe("claims and leases", function()
     it("never gives one run to two claimers (FOR UPDATE SKIP LOCKED)", function()
       local a, b = open(), open()
@@ -215,7 +222,7 @@ describe("the PostgreSQL store", function()
       assert.equal(2, fresh.attempt)
       assert.equal("abandoned", b:attempt_record(fresh.run, 1).status)
       assert.is_false(a:complete(stale, { status = "done", outcome = "STALE" }))
-      assert.is_true(b:complete(fresh, { status = "done", outcome = "ok" }))
+      assert.is_true(b:complete(probe_record(fresh), { status = "done", outcome = "ok" }))
       local run = b:get(id)
       assert.equal("ok", run.state.outcome)
       assert.equal(2, run.state.attempts)
@@ -248,7 +255,7 @@ describe("the PostgreSQL store", function()
       local fresh = assert(b:claim "other", "the run is claimable again")
       assert.equal(id, fresh.run.id)
       assert.equal(2, fresh.attempt)
-      assert.is_true(b:complete(fresh, { status = "done", outcome = "ok" }))
+      assert.is_true(b:complete(probe_record(fresh), { status = "done", outcome = "ok" }))
       -- a comes back on a new session and learns that its result is discarded
       assert.is_false(a:complete(stale, { status = "done", outcome = "STALE" }))
       assert.equal("ok", b:get(id).state.outcome)
@@ -270,7 +277,7 @@ describe("the PostgreSQL store", function()
 local vkit = require "vkit"
 local store = require("vkit.store").open { store = %q, project = %q, lease_seconds = 600 }
 local claim = assert(store:claim "outage")
-assert(vkit.fs.write_atomic(claim.attempt_dir .. "/result.txt", "kept\n"))
+assert(vkit.fs.write_atomic(claim.attempt_dir .. "/probe.json", vkit.json.encode { attempt = claim.attempt }))
 assert(vkit.fs.write_atomic(%q, ""))
 while not vkit.fs.lstat(%q) do vkit.sys.sleep(0.01) end
 assert(vkit.fs.write_atomic(%q, tostring(store:complete(claim, { status = "done", outcome = "ok" }))))
@@ -295,7 +302,7 @@ assert(vkit.fs.write_atomic(%q, tostring(store:complete(claim, { status = "done"
       local run = store:get(id)
       assert.equal("done", run.state.status)
       assert.equal("ok", run.state.outcome)
-      assert.equal(1, #store:artifacts(run, 1))
+      assert.equal(1, #store:artifacts(run, 1)) -- probe.json
       store:close()
     end)
 

@@ -298,6 +298,11 @@ return {
     local store, status = cli.open_store(opts.project, { create = WRITES[action] or false, store = opts.store,
                                                          lease_seconds = opts.lease_seconds })
     if not store then return status end
+    -- A store that arrived with a clone, or is a link, is said to be one
+    -- (its runs are believed only as far as their evidence verifies).
+    local origin = store.provenance and store:provenance()
+    if origin then io.stderr:write(("vkit: note: %s (%s); outcomes are shown only as far as each run's retained "
+      .. "evidence verifies\n"):format(origin.message, origin.reason)) end
     return act(action, store, opts)
   end,
 }
