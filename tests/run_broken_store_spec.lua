@@ -192,6 +192,7 @@ describe("run subcommands over a broken PostgreSQL store", function()
     for _, entry in ipairs(json.decode(listed.stdout)) do by_id[entry.run_id] = entry end
     assert.equal("corrupt", by_id[runs.P].status)
     assert.matches(MIGRATE, by_id[runs.P].corrupt.message, nil, true)
+    assert.equal("no-evidence-root", by_id[runs.P].corrupt.reason, "unverifiable here, not a report gone missing")
     assert.equal("failed", by_id[runs.F].status)
     assert.equal("queued", by_id[runs.Q].status)
     -- every run subcommand; F (failed with nothing retained) is shown whole
@@ -277,6 +278,31 @@ describe("run subcommands over a broken PostgreSQL store", function()
     end)
   end)
 
+  it("is given, through VKIT_EVIDENCE_ROOT, a mount that is missing here: nothing is made there", function()
+    runs.Q = queue_probe()
+    local unmounted = dir .. "/unmounted/evidence"
+    local env = t.env
+    t.env = { VKIT_CACHE = env.VKIT_CACHE, VKIT_EVIDENCE_ROOT = unmounted }
+    finally(function() t.env = env end)
+    local listed = check("list --json", { "run", "list", "--store", db.submitter_url, "--json" }, 3)
+    for _, entry in ipairs(json.decode(listed.stdout)) do
+      if entry.run_id == runs.P then
+        assert.equal("evidence-unusable", entry.corrupt.reason, "unverifiable here, not a report gone missing")
+        assert.matches("is it mounted?", entry.corrupt.message, nil, true)
+      end
+    end
+    local q = runs.Q
+    drive(db.submitter_url, db.worker_url, function(action, label)
+      if action == "worker" then
+        check("worker, before the cancel", { "run", "worker", "--until-idle", "--store", db.worker_url }, 3,
+          "VKIT_EVIDENCE_ROOT")
+        assert_waiting(q)
+      end
+      return unreadable("VKIT_EVIDENCE_ROOT", true)(action, label)
+    end)
+    assert.is_nil(vkit.fs.lstat(dir .. "/unmounted"), "a reader or a worker made the missing mount point")
+  end)
+
   describe("a store this vkit cannot open", function()
     local function refused_everywhere(url, text)
       runs.Q = runs.P
@@ -332,6 +358,7 @@ describe("run subcommands over a broken PostgreSQL store", function()
     runs.Q = queue_probe(1)
     local away = db.evidence_root .. ".away"
     assert(os.rename(db.evidence_root, away))
+    assert(vkit.fs.mkdirs(db.evidence_root)) -- the mount is there, its objects are not
     finally(function()
       vkit.fs.remove_tree(db.evidence_root)
       assert(os.rename(away, db.evidence_root))

@@ -62,6 +62,9 @@ end
 --  retained files; sha256_artifact(n, rel): their SHA-256 (default: the
 --  hash of what read_artifact returns).
 --  Returns true, or nil, file, reason, message.
+-- Codes with which a backend says its evidence cannot be reached at all.
+local UNREACHABLE = { ["no-evidence-root"] = true, ["evidence-unusable"] = true }
+
 function M.check_evidence(run, read_artifact, sha256_artifact)
   if run.state.status ~= "done" then return true end
   local n = run.state.attempts
@@ -71,16 +74,25 @@ function M.check_evidence(run, read_artifact, sha256_artifact)
     return nil, "state.json", "outcome-not-in-evidence",
       ("a %s run's outcome cannot be derived from its evidence"):format(run.job.kind)
   end
+  -- A backend that cannot reach its evidence at all (no evidence root
+  -- here, or one that is not mounted) says so: the run is unverifiable
+  -- from this machine, which is not the same as a report gone missing.
+  local unreachable
+  local function noting(value, message, code)
+    if value == nil and UNREACHABLE[code] then unreachable = unreachable or { code = code, message = message } end
+    return value, message, code
+  end
   local files = {
-    read = function(rel, max_bytes) return read_artifact(n, rel, max_bytes) end,
+    read = function(rel, max_bytes) return noting(read_artifact(n, rel, max_bytes)) end,
     sha256 = function(rel)
-      if sha256_artifact then return sha256_artifact(n, rel) end
-      local bytes, message, code = read_artifact(n, rel, policy.max_artifact_bytes)
+      if sha256_artifact then return noting(sha256_artifact(n, rel)) end
+      local bytes, message, code = noting(read_artifact(n, rel, policy.max_artifact_bytes))
       if not bytes then return nil, message, code end
       return require("vkit.hash").sha256(bytes)
     end,
   }
   local derived, file, reason, message = handler.outcome_from_evidence(run, n, files)
+  if not derived and unreachable then return nil, "evidence", unreachable.code, unreachable.message end
   if not derived then
     -- A handler names attempt files relative to the attempt, and the run's
     -- own records (state.json, job.json) as they are.

@@ -9,7 +9,7 @@
 -- (`evidence-corrupt`), so a changed or truncated object can never be
 -- served as evidence.
 --
---   open(root)              -> ev (root is created when missing)
+--   open(root)              -> ev (raises when root is not a directory here)
 --   ev:put(path)            -> sha256, size | nil, message, code
 --   ev:read(sha256, max)    -> bytes | nil, message, code
 --   ev:copy_out(sha256, dest) -> true | nil, message, code (dest verified)
@@ -27,8 +27,17 @@ local READ_ONLY = tonumber("444", 8)
 local valid = hash.is_digest -- 64 lowercase hex digits
 
 function M.open(root)
-  assert(fs.mkdirs(root .. "/.tmp"))
-  return setmetatable({ root = assert(fs.realpath(root)) }, Evidence)
+  -- The root itself is never made here: `vkit store migrate --evidence-root`
+  -- makes it once.  A root that is missing on this machine is a network
+  -- mount that is not mounted; creating it would fill the local disk with
+  -- files no other machine sees, and show every run's evidence as gone.
+  local real = fs.realpath(root)
+  local st = real and fs.lstat(real)
+  if not st or st.kind ~= "dir" then
+    error(("the evidence root %s is not a directory on this machine (is it mounted?)"):format(root), 0)
+  end
+  assert(fs.mkdirs(real .. "/.tmp"))
+  return setmetatable({ root = real }, Evidence)
 end
 
 function Evidence:path(sha)
