@@ -1,7 +1,7 @@
 # vkit: a verification kit, C core with Lua 5.4 embedded.
 #
-#   make            build ./vkit and the full executable it hands most commands
-#                   to, build/lib/vkit (installs missing Debian packages when root)
+#   make            build ./vkit and its lazily loaded shared modules in
+#                   build/lib/ (installs missing Debian packages when root)
 #   make test       run every Busted spec through ./vkit
 #   make test-loaded  the suite 5 times under stress-ng (every core busy)
 #   make sanitize   build ./vkit-asan (ASan + UBSan) and run the specs with it
@@ -15,7 +15,7 @@
 PREFIX   ?= /usr/local
 CC       ?= gcc
 BUILD    := build
-PKGS     := lua5.4 libgit2 libpq
+PKGS     := lua5.4 libgit2 libpq libcrypto
 CFLAGS   ?= -O2
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter \
             -fno-strict-aliasing -I$(BUILD) -Icsrc
@@ -23,9 +23,11 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-unused-pa
 # one shared library fewer to map and relocate at every exec;
 # libgit2 loads libz.so for itself when vkit.git is first required.
 LDLIBS   += -l:liblua5.4-cjson.a -Wl,--exclude-libs,libz.a -l:libz.a -lm -ldl -pthread
-# SHA-256 is vkit's own (csrc/sha256.c): no libcrypto to link, to probe
-# the processor at exec or to configure.  The shared modules reach it
-# through vkit_sha256* (csrc/vkit.h).
+# SHA-256 is OpenSSL's (EVP, csrc/util.c).  libcrypto is linked statically
+# and kept private, as zlib is: the shared library would cost its loading
+# and relocation at every exec, and no shared module needs it for itself
+# (they reach SHA-256 through vkit_sha256*, csrc/vkit.h).
+CRYPTO_LIBS := -Wl,--exclude-libs,libcrypto.a -l:libcrypto.a
 # Relative relocations packed (DT_RELR, glibc 2.36).
 EXE_LDFLAGS := -Wl,-E -Wl,-z,pack-relative-relocs
 # Lua linked statically, whole (every API function exported by -E, for the
@@ -64,7 +66,7 @@ all: vkit
 EXTRA_OBJECTS :=
 ASAN_EXTRA_OBJECTS :=
 EXTRA_LDLIBS :=
-# What a rule that runs a packaged tool (npm, curl, tar, musl-gcc) waits for
+# What a rule that runs a packaged tool (npm, tar, lua5.4) waits for
 # (order-only): the package check below.  Empty when a fragment is run on
 # its own (make -f mk/treesitter.mk, as tests/ts_spec.lua does).
 DEPS_STAMP := $(BUILD)/.deps
@@ -117,22 +119,13 @@ $(foreach m,$(SHARED_MODULES),$(eval $(call shared_module,$(m))))
 $(BUILD)/obj/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/lib"'
 $(BUILD)/asan/main.o: CFLAGS += -DVKIT_SHARED_BUILD_DIR='"$(BUILD)/asan-lib"'
 
-# Two executables (csrc/main.c).  The full one, linked dynamically, loads
-# the shared modules; it lives beside them.  ./vkit is the front, linked
-# statically against musl (mk/front.mk): it runs the commands that need no
-# shared module and hands every other to the full executable
-# (lua/vkit/cli.lua).
-FULL_EXE := $(BUILD)/lib/vkit
-
-$(FULL_EXE): $(OBJECTS) $(EXTRA_OBJECTS) $(SHARED_OBJECTS)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(LUA_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
-
-vkit: $(FRONT_OBJECTS) $(FULL_EXE)
-	$(FRONT_LINK) -o $@ $(FRONT_OBJECTS) $(FRONT_LIBS)
+# One executable, linked dynamically against glibc; the shared modules it
+# loads on first use live in $(BUILD)/lib.
+vkit: $(OBJECTS) $(EXTRA_OBJECTS) $(SHARED_OBJECTS)
+	$(CC) $(LDFLAGS) $(EXE_LDFLAGS) -o $@ $(OBJECTS) $(EXTRA_OBJECTS) $(LUA_LIBS) $(EXTRA_LDLIBS) $(LDLIBS) $(CRYPTO_LIBS)
 
 vkit-asan: $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(ASAN_SHARED_OBJECTS)
-	$(CC) $(LDFLAGS) $(ASAN) $(EXE_LDFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(LUA_LIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) $(ASAN) $(EXE_LDFLAGS) -o $@ $(ASAN_OBJ) $(ASAN_EXTRA_OBJECTS) $(LUA_LIBS) $(EXTRA_LDLIBS) $(LDLIBS) $(CRYPTO_LIBS)
 
 # The one test command (README, CI): Busted through vkit, closing with
 # a plain "N passed, N failed" line; non-zero exit on any failure or error.

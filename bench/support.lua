@@ -28,13 +28,12 @@ function M.have(program)
 end
 
 --- Builds bench/spawn_time.c, the timer of bench/vac.lua, into dir and
--- returns its path: statically against musl where musl-gcc is present (a
--- child's peak memory counts the timer's own address space before exec:
--- 0.3 MiB so, 1.2 MiB linked dynamically against glibc), else with gcc.
+-- returns its path (a child's peak memory counts the timer's own address
+-- space before exec: a floor of about 1.2 MiB, nothing beside the
+-- reference's hundreds).
 function M.spawn_timer(dir)
   local exe = dir .. "/spawn_time"
-  local cc = M.have "musl-gcc" and "musl-gcc -static" or "gcc"
-  M.sh(("%s -O2 -o %s %s/bench/spawn_time.c"):format(cc, M.quote(exe), M.quote(vkit.root)))
+  M.sh(("gcc -O2 -o %s %s/bench/spawn_time.c"):format(M.quote(exe), M.quote(vkit.root)))
   return exe
 end
 

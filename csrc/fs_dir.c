@@ -38,7 +38,6 @@
 #include <limits.h>
 #include <linux/fs.h> /* RENAME_NOREPLACE */
 #include <stdio.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DIR_HANDLE "vkit.fs.dir"
@@ -329,8 +328,7 @@ static int dir_rename(lua_State *L) {
     release(d, from_fd);
     return 3;
   }
-  /* the system call itself: musl (the front's C library) has no wrapper */
-  int rc = (int)syscall(SYS_renameat2, from_fd, from_last, to_fd, to_last, RENAME_NOREPLACE), err = errno;
+  int rc = renameat2(from_fd, from_last, to_fd, to_last, RENAME_NOREPLACE), err = errno;
   if (rc != 0) {
     char what[2 * PATH_MAX + 8];
     snprintf(what, sizeof what, "%s/%s -> %s", d->path, from, to);

@@ -248,7 +248,7 @@ static int capture_entry(Worker *w, GitEntry *e, GitFail *f) {
   }
   e->size = (long long)size;
   if (vkit_sha256(data, size, e->sha256)) {
-    gitfail_set(f, "ENOMEM", "SHA-256 failed for %s", e->path);
+    gitfail_set(f, "EIO", "SHA-256 failed for %s (OpenSSL or memory)", e->path);
     goto done;
   }
   int dfd = parent_dir(w, e, f);

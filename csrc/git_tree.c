@@ -410,7 +410,8 @@ int git_inventory_digest(const GitInventory *inv, char hex[65]) {
     vkit_sha256_update(ctx, sha, 64);
     vkit_sha256_update(ctx, "\n", 1);
   }
-  if (vkit_sha256_final(ctx, md)) return ENOMEM;
+  int err = vkit_sha256_final(ctx, md);
+  if (err) return err;
   vkit_hex(md, 32, hex);
   return 0;
 }

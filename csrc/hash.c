@@ -1,13 +1,13 @@
 /*
- * hash.c: vkit.hash, SHA-256 (csrc/sha256.c).
+ * hash.c: vkit.hash, SHA-256 (OpenSSL's, through vkit_sha256*: csrc/util.c).
  *
  *   sha256(bytes)        -> lowercase hex
  *   file(path [, {nofollow}]) -> hex, size | nil, message, code (streamed)
  *   new()                -> hasher: h:update(bytes) -> h, h:hexdigest()
  *   evidence_digest(set) -> hex | nil, message, code
- *   engine([name])       -> the engine in use ("sha-ni" or "portable");
- *                           with a name, uses it from now on, or raises
- *                           (unknown, or not on this processor)
+ *
+ * A failure inside OpenSSL (or no memory for its context) raises: a
+ * digest is never made up.
  *
  * The evidence digest (seed 000: "digest of sorted evidence path/hash pairs")
  * is SHA-256 over the records `path || 0x00 || sha256-hex || 0x0a`, one per
@@ -19,7 +19,6 @@
 #include "vkit.h"
 
 #include <fcntl.h>
-#include "sha256.h"
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,7 +30,7 @@ static int hash_sha256(lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &len);
   unsigned char md[32];
   char hex[65];
-  vkit_sha256(s, len, md);
+  if (vkit_sha256(s, len, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -64,19 +63,19 @@ static int hash_file(lua_State *L) {
 
 /* ---- incremental hasher ------------------------------------------------ */
 
-typedef struct { Sha256 ctx; int open; } Hasher;
+typedef struct { VkitSha256 *ctx; } Hasher; /* ctx NULL: closed */
 
 static Hasher *checkhasher(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
-  if (!h->open) luaL_error(L, "attempt to use a closed hasher");
+  if (!h->ctx) luaL_error(L, "attempt to use a closed hasher");
   return h;
 }
 
 static int hash_new(lua_State *L) {
   Hasher *h = lua_newuserdatauv(L, sizeof *h, 0);
-  sha256_init(&h->ctx);
-  h->open = 1;
-  luaL_setmetatable(L, HASHER);
+  h->ctx = NULL;
+  luaL_setmetatable(L, HASHER); /* before the context: __gc frees it on any error */
+  if (!(h->ctx = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   return 1;
 }
 
@@ -84,7 +83,7 @@ static int hasher_update(lua_State *L) {
   Hasher *h = checkhasher(L);
   size_t len;
   const char *s = luaL_checklstring(L, 2, &len);
-  sha256_update(&h->ctx, s, len);
+  vkit_sha256_update(h->ctx, s, len);
   lua_settop(L, 1);
   return 1;
 }
@@ -92,10 +91,10 @@ static int hasher_update(lua_State *L) {
 /* Digest of everything so far; the hasher stays usable (copy, then final). */
 static int hasher_hexdigest(lua_State *L) {
   Hasher *h = checkhasher(L);
-  Sha256 copy = h->ctx;
+  VkitSha256 *copy = vkit_sha256_copy(h->ctx);
   unsigned char md[32];
   char hex[65];
-  sha256_final(&copy, md);
+  if (!copy || vkit_sha256_final(copy, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -103,13 +102,14 @@ static int hasher_hexdigest(lua_State *L) {
 
 static int hasher_gc(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
-  h->open = 0;
+  vkit_sha256_free(h->ctx);
+  h->ctx = NULL;
   return 0;
 }
 
 static int hasher_tostring(lua_State *L) {
   Hasher *h = luaL_checkudata(L, 1, HASHER);
-  lua_pushfstring(L, "vkit.hasher (%s)", h->open ? "open" : "closed");
+  lua_pushfstring(L, "vkit.hasher (%s)", h->ctx ? "open" : "closed");
   return 1;
 }
 
@@ -164,30 +164,22 @@ static int hash_evidence_digest(lua_State *L) {
     lua_pop(L, 3);
   }
   qsort(pairs, (size_t)n, sizeof(Pair), cmp_pair);
-  Sha256 ctx;
-  sha256_init(&ctx);
-  for (lua_Integer i = 0; i < n; i++) {
-    if (i > 0 && cmp_pair(&pairs[i - 1], &pairs[i]) == 0)
+  for (lua_Integer i = 1; i < n; i++)
+    if (cmp_pair(&pairs[i - 1], &pairs[i]) == 0)
       return vkit_fail(L, "duplicate-evidence-path", "evidence path listed twice: %s", pairs[i].path);
-    sha256_update(&ctx, pairs[i].path, pairs[i].len);
-    sha256_update(&ctx, "\0", 1);
-    sha256_update(&ctx, pairs[i].hash, 64);
-    sha256_update(&ctx, "\n", 1);
+  VkitSha256 *ctx = vkit_sha256_new();
+  if (!ctx) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  for (lua_Integer i = 0; i < n; i++) {
+    vkit_sha256_update(ctx, pairs[i].path, pairs[i].len);
+    vkit_sha256_update(ctx, "\0", 1);
+    vkit_sha256_update(ctx, pairs[i].hash, 64);
+    vkit_sha256_update(ctx, "\n", 1);
   }
   unsigned char md[32];
   char hex[65];
-  sha256_final(&ctx, md);
+  if (vkit_sha256_final(ctx, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
-  return 1;
-}
-
-static int hash_engine(lua_State *L) {
-  if (!lua_isnoneornil(L, 1)) {
-    const char *name = luaL_checkstring(L, 1);
-    if (sha256_use(name) != 0) return luaL_error(L, "no SHA-256 engine %s on this processor", name);
-  }
-  lua_pushstring(L, sha256_engine());
   return 1;
 }
 
@@ -202,7 +194,6 @@ static const luaL_Reg hash_funcs[] = {
   {"new", hash_new},
   {"evidence_digest", hash_evidence_digest},
   {"is_digest", hash_is_digest},
-  {"engine", hash_engine},
   {NULL, NULL}};
 
 int luaopen_vkit_hash(lua_State *L) {

@@ -1045,11 +1045,17 @@ static const char *opt_pin(lua_State *L, int idx) {
   return pin;
 }
 
-/* Lowercase hex SHA-256 of a finished hash context into hex[65]. */
+/* Lowercase hex SHA-256 of a finished hash context into hex[65]; when
+ * hashing failed, 64 'x': not hex, so it equals no pin (zeros would equal
+ * a pin of zeros). */
 static void final_hex(VkitSha256 *h, char hex[65]) {
   unsigned char md[32];
-  if (vkit_sha256_final(h, md) != 0) memset(md, 0, sizeof md);
-  vkit_hex(md, 32, hex);
+  if (vkit_sha256_final(h, md) == 0) {
+    vkit_hex(md, 32, hex);
+  } else {
+    memset(hex, 'x', 64);
+    hex[64] = '\0';
+  }
 }
 
 /* Pushes `nil, message, "sha256-mismatch", actual` for bytes that hashed to
@@ -1067,7 +1073,7 @@ static int push_mismatch(lua_State *L, const char *pin, const char *hex) {
 static int pin_mismatch(lua_State *L, const void *bytes, size_t len, const char *pin) {
   unsigned char md[32];
   char hex[65];
-  if (vkit_sha256(bytes, len, md) != 0) luaL_error(L, "not enough memory for SHA-256");
+  if (vkit_sha256(bytes, len, md) != 0) luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   vkit_hex(md, 32, hex);
   if (memcmp(hex, pin, 64) == 0) return 0;
   push_mismatch(L, pin, hex);
@@ -1862,8 +1868,7 @@ static int chunked_gc(lua_State *L) {
   ChunkedRead *c = lua_touserdata(L, 1);
   chunked_release(c);
   if (c->sha) {
-    unsigned char md[32];
-    vkit_sha256_final(c->sha, md); /* frees it */
+    vkit_sha256_free(c->sha);
     c->sha = NULL;
   }
   return 0;
@@ -1907,7 +1912,7 @@ static int read_chunked(lua_State *L, const char *path, lua_Integer max, int nof
     return -1;
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  if (pin && !(c->sha = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+  if (pin && !(c->sha = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   c->chunks = vkit_chunks_start(fd, chunk, chunk, 1, c->sha);
   int status = -1;
   Parser ps;
@@ -2050,7 +2055,7 @@ static int json_read(lua_State *L) {
   int concurrent = pin && buf->len >= ((size_t)1 << 20) && lua_isnil(L, 5) && lua_isnil(L, 7);
   if (pin && !concurrent && pin_mismatch(L, buf->data, buf->len, pin)) return 4; /* nothing is parsed */
   if (concurrent) {
-    if (!(job.ctx = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+    if (!(job.ctx = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
     hash_job_start(&job, buf->data, buf->len);
   }
   Parser ps;
@@ -2118,10 +2123,7 @@ static int lines_close(lua_State *L) {
   Lines *r = luaL_checkudata(L, 1, LINES);
   if (r->f) fclose(r->f);
   free(r->line);
-  if (r->hash) {
-    char hex[65];
-    final_hex(r->hash, hex); /* frees the context */
-  }
+  vkit_sha256_free(r->hash);
   r->f = NULL;
   r->line = NULL;
   r->hash = NULL;
@@ -2234,7 +2236,7 @@ static int json_lines(lua_State *L) {
   r->breaks = breaks;
   if (pin) {
     memcpy(r->pin, pin, 65);
-    if (!(r->hash = vkit_sha256_new())) return luaL_error(L, "not enough memory for SHA-256");
+    if (!(r->hash = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   }
   struct stat st;
   int fd = vkit_open_regular(L, path, nofollow, &st); /* a FIFO cannot hang the open */
@@ -2568,7 +2570,7 @@ static int json_digest(lua_State *L) {
   Out *o = encode_to_out(L, &st);
   unsigned char md[32];
   char hex[65];
-  if (vkit_sha256(o->data ? o->data : "", o->len, md) != 0) return luaL_error(L, "not enough memory for SHA-256");
+  if (vkit_sha256(o->data ? o->data : "", o->len, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;

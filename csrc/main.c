@@ -1,8 +1,7 @@
 /*
  * main.c: the vkit entry point.
  *
- * Creates one Lua state, preloads every vkit C module (and, in the full
- * executable, lua-cjson), finds
+ * Creates one Lua state, preloads every vkit C module and lua-cjson, finds
  * the Lua library and policies, and hands argv to lua/vkit/cli.lua, whose
  * return value is the exit status.  Nothing here knows a subcommand.
  *
@@ -12,39 +11,23 @@
  * executable's own location decides (find_root), never the working
  * directory, argv[0] or the environment, and vkit's own modules (the
  * names vkit and vkit.*) load only from that root (add_library_searchers).
- * vkit.git and vkit.term are shared objects (find_root says where), loaded
- * on first require.
- *
- * Built twice.  The full executable (<root>/build/lib/vkit, installed as
- * <prefix>/lib/vkit/vkit; ./vkit-asan too) is linked dynamically and
- * loads the shared modules.  The front (./vkit, <prefix>/bin/vkit;
- * VKIT_FRONT) is linked statically against musl (mk/front.mk): no dynamic
- * loader, no libc.so and libm.so to map and relocate, no lazy binding
- * (a seventh of a cold `vkit vac verify`), and none of glibc's start-up
- * probing of the processor: 68 CPUID instructions, each a trap to the
- * hypervisor on a virtual machine (a third of a cold verification here).  It loads no shared object, so it runs only the
- * commands lua/vkit/cli.lua lets it (boot.static) and hands every other to
- * the full executable beside the shared modules, with the same arguments
- * (boot.exec_full).
+ * vkit.git, vkit.term and vkit.pg are shared objects (find_root says
+ * where), loaded on first require.
  */
 #include "vkit.h"
 
 #include <dlfcn.h>
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <lualib.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#ifndef VKIT_FRONT
 #include "lua-cjson.h"
-#endif
 #include "lua_alloc.h"
 #include "luabc.h"
 
@@ -87,7 +70,7 @@ static int library_at(const char *dir, const char *rel, char root[PATH_MAX]) {
 
 /* The executable's absolute path: /proc/self/exe's target is already
  * canonical (one readlink, where realpath reads every component of both
- * paths; the static front's C library has read it already).  When the
+ * paths).  When the
  * file has been removed since (a rebuild or a reinstall while it runs) the
  * target ends in " (deleted)": without it, it names where the file was,
  * in the directory the library is looked for.  When /proc is absent, the
@@ -108,18 +91,13 @@ static int find_exe(char exe[PATH_MAX]) {
   return execfn && realpath(execfn, exe) != NULL;
 }
 
-/* Fills exe, root and lib (the directory of the shared modules and of the
- * full executable); returns 0 when the library cannot be found.  Only the
- * executable's own location decides, never the working directory or the
- * environment; each executable is one of:
- *   <root>/vkit, ./vkit-asan       a build tree's (lib: <root>/VKIT_SHARED_BUILD_DIR)
- *   <root>/VKIT_SHARED_BUILD_DIR/vkit  its full executable (lib: beside it)
- *   <prefix>/bin/vkit              the installed front (root: <prefix>/share/vkit,
- *                                  lib: <prefix>/lib/vkit)
- *   <prefix>/lib/vkit/vkit         the installed full executable (lib: beside it)
- * (a front copied where the full executable belongs is refused by
- * boot.exec_full), so a front looks for an installed library only at
- * ../share/vkit and a full executable only at ../../share/vkit. */
+/* Fills exe, root and lib (the directory of the shared modules); returns
+ * 0 when the library cannot be found.  Only the executable's own location
+ * decides, never the working directory or the environment; the
+ * executable is one of:
+ *   <root>/vkit, <root>/vkit-asan  a build tree's (lib: <root>/VKIT_SHARED_BUILD_DIR)
+ *   <prefix>/bin/vkit              an installed one (root: <prefix>/share/vkit,
+ *                                  lib: <prefix>/lib/vkit) */
 static int find_root(char exe[PATH_MAX], char root[PATH_MAX], char lib[PATH_MAX]) {
   if (!find_exe(exe)) return 0;
   char dir[PATH_MAX];
@@ -131,17 +109,7 @@ static int find_root(char exe[PATH_MAX], char root[PATH_MAX], char lib[PATH_MAX]
     snprintf(root, PATH_MAX, "%s", dir);
     return snprintf(lib, PATH_MAX, "%s/" VKIT_SHARED_BUILD_DIR, dir) < PATH_MAX;
   }
-  static const char build_lib[] = "/" VKIT_SHARED_BUILD_DIR;
-  size_t n = strlen(dir), m = sizeof build_lib - 1;
-  if (n > m && strcmp(dir + n - m, build_lib) == 0) {
-    snprintf(root, PATH_MAX, "%.*s", (int)(n - m), dir);
-    if (holds_library(root)) return snprintf(lib, PATH_MAX, "%s", dir), 1;
-  }
-#ifdef VKIT_FRONT
   if (library_at(dir, "../share/vkit", root)) return snprintf(lib, PATH_MAX, "%s/../lib/vkit", dir) < PATH_MAX;
-#else
-  if (library_at(dir, "../../share/vkit", root)) return snprintf(lib, PATH_MAX, "%s", dir), 1;
-#endif
   return 0;
 }
 
@@ -158,53 +126,6 @@ static int find_root(char exe[PATH_MAX], char root[PATH_MAX], char lib[PATH_MAX]
  * outside the Lua state.  Raises, naming the module and the object, when
  * the object cannot be loaded or lacks the symbol.
  */
-#ifdef VKIT_FRONT
-/* The front loads no shared object: a shared module reached here is a
- * command lua/vkit/cli.lua should have handed to the full executable. */
-static void *shared_symbol(lua_State *L, const char *lib, const char *module, const char *name) {
-  (void)name;
-  luaL_error(L, "vkit.%s is unavailable in the static vkit executable, which loads no shared object "
-             "(the full executable, %s/vkit, does)", module, lib);
-  return NULL;
-}
-
-/* No dlopen either: Lua's C-module searcher gets this refusal, not glibc's
- * static dlopen (which would load a second libc beside this one). */
-static char no_dlopen[] = "the static vkit executable loads no shared object";
-void *dlopen(const char *file, int mode) {
-  (void)file, (void)mode;
-  return NULL;
-}
-char *dlerror(void) { return no_dlopen; }
-void *dlsym(void *restrict handle, const char *restrict name) {
-  (void)handle, (void)name;
-  return NULL;
-}
-int dlclose(void *handle) {
-  (void)handle;
-  return -1;
-}
-
-/* boot.exec_full(): this process becomes the full executable, with the
- * same arguments and environment; returns only on failure (nil and a
- * message), and refuses when that path is this front itself.  Upvalues:
- * its path, argv, this executable's path. */
-static int boot_exec_full(lua_State *L) {
-  const char *full = lua_tostring(L, lua_upvalueindex(1));
-  char **argv = lua_touserdata(L, lua_upvalueindex(2));
-  const char *exe = lua_tostring(L, lua_upvalueindex(3));
-  char resolved[PATH_MAX];
-  luaL_pushfail(L);
-  if (realpath(full, resolved) && strcmp(resolved, exe) == 0) { /* it would hand itself on, forever */
-    lua_pushfstring(L, "%s: is this static front, not the full executable", full);
-    return 2;
-  }
-  fflush(NULL);
-  execv(full, argv);
-  lua_pushfstring(L, "%s: %s", full, strerror(errno));
-  return 2;
-}
-#else
 static void *shared_symbol(lua_State *L, const char *lib, const char *module, const char *name) {
   const char *path = lua_pushfstring(L, "%s/vkit_%s.so", lib, module);
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -214,7 +135,6 @@ static void *shared_symbol(lua_State *L, const char *lib, const char *module, co
   lua_pop(L, 1);
   return symbol;
 }
-#endif
 
 /* The preload of a shared module; upvalues: the directory, the module's
  * short name.  vkit.git initialises libgit2 itself (csrc/git.c). */
@@ -253,9 +173,8 @@ static int boot_index(lua_State *L) {
 
 /* `vkit.boot`: facts only the host knows, read by lua/vkit/init.lua: exe,
  * root, lib (the shared modules' directory), shared (their short names),
- * version, lua and, when first read, libgit2; in the front, static
- * (true) and exec_full. */
-static void push_boot(lua_State *L, const char *exe, const char *root, const char *lib, char **argv) {
+ * version, lua, openssl and, when first read, libgit2. */
+static void push_boot(lua_State *L, const char *exe, const char *root, const char *lib) {
   lua_newtable(L);
   lua_createtable(L, 0, 1);
   lua_pushstring(L, lib);
@@ -281,17 +200,8 @@ static void push_boot(lua_State *L, const char *exe, const char *root, const cha
   lua_setfield(L, -2, "version");
   lua_pushstring(L, LUA_RELEASE);
   lua_setfield(L, -2, "lua");
-#ifdef VKIT_FRONT
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "static");
-  lua_pushfstring(L, "%s/vkit", lib);
-  lua_pushlightuserdata(L, argv);
-  lua_pushstring(L, exe);
-  lua_pushcclosure(L, boot_exec_full, 3);
-  lua_setfield(L, -2, "exec_full");
-#else
-  (void)argv;
-#endif
+  lua_pushstring(L, vkit_crypto_version());
+  lua_setfield(L, -2, "openssl");
 }
 
 /* LeakSanitizer reads this from the executable (it is inert otherwise), so
@@ -332,49 +242,15 @@ static int msghandler(lua_State *L) {
  * searcher; then Lua's Lua, C and C-root searchers, each refusing the vkit
  * namespace.
  *
- * The precompiled searcher (luabc.h): when the module's file still holds
- * the source its table entry was compiled from, the entry's bytecode is
- * loaded under the file's name ("@<file>", as luaL_loadfile names it), so
- * messages and tracebacks read the same.  Anything else (an edited file, a
- * table from another Lua release) is left to the library searcher, which
- * compiles the file: the source on disk is what runs.
+ * The precompiled searcher (luabc.h): a module whose file holds, byte for
+ * byte, the source its table entry was compiled from runs the entry's
+ * bytecode, loaded under the file's name ("@<file>", as luaL_loadfile
+ * names it), so messages and tracebacks read the same.  Anything else (an
+ * edited file, a table from another Lua release) is left to the library
+ * searcher, which compiles the file: the source on disk is what runs.
+ * Policies are never in the table (mk/luabc.mk): vkit.policy reads them
+ * as text.
  */
-/* FNV-1a 64 in four lanes over little-endian 8-byte words (word i to lane
- * i mod 4: four multiplies in flight where one lane waits on each), the
- * lanes folded in order, then the last words and bytes one by one: the
- * hash mk/vacperf_luabc.lua computes.  Fed in pieces: every piece but
- * the last whole 32-byte blocks. */
-#define FNV_BASIS 14695981039346656037ULL
-#define FNV_PRIME 1099511628211ULL
-typedef struct { uint64_t a, b, c, d; } FnvLanes;
-
-static uint64_t word_at(const unsigned char *p) {
-  uint64_t w;
-  memcpy(&w, p, 8);
-  return le64toh(w);
-}
-
-/* The whole 32-byte blocks of p[0..n); returns how many bytes they took. */
-static size_t fnv_blocks(FnvLanes *l, const unsigned char *p, size_t n) {
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    l->a = (l->a ^ word_at(p + i)) * FNV_PRIME;
-    l->b = (l->b ^ word_at(p + i + 8)) * FNV_PRIME;
-    l->c = (l->c ^ word_at(p + i + 16)) * FNV_PRIME;
-    l->d = (l->d ^ word_at(p + i + 24)) * FNV_PRIME;
-  }
-  return i;
-}
-
-/* The last piece, p[0..n), and the hash of everything fed. */
-static uint64_t fnv_finish(FnvLanes *l, const unsigned char *p, size_t n) {
-  size_t i = fnv_blocks(l, p, n);
-  uint64_t h = (((l->a ^ l->b) * FNV_PRIME ^ l->c) * FNV_PRIME ^ l->d) * FNV_PRIME;
-  for (; i + 8 <= n; i += 8) h = (h ^ word_at(p + i)) * FNV_PRIME;
-  for (; i < n; i++) h = (h ^ p[i]) * FNV_PRIME;
-  return h;
-}
-
 static int luabc_compare(const void *path, const void *entry) {
   return strcmp(path, ((const VkitLuabc *)entry)->path);
 }
@@ -383,17 +259,13 @@ static int luabc_compare(const void *path, const void *entry) {
  * function's source name follows, "=" as the table was compiled. */
 #define DUMP_NAME_AT 32
 
-/* Does the open file fd hold exactly the source e was compiled from?  It
- * is read in pieces into a buffer on the stack (no heap growing by the
- * largest module), hashed as it comes; the last read asks for a byte more
- * than the source: a regular file's read comes back short only at its
- * end, so a read short of what was asked is the end (no fstat, no read
- * that returns 0: a cold `vkit vac verify` opens some twenty-five
- * modules), and a file longer than the source is seen by its extra byte. */
-#define SOURCE_PIECE 16384 /* whole 32-byte blocks: the hash's lanes run on across pieces */
+/* Does the open file fd hold exactly e's source?  Read in pieces into a
+ * buffer on the stack and compared as they come; the last read asks for a
+ * byte more than the source, so a longer file is seen by its extra byte,
+ * and a read short of what was asked is the end of a regular file. */
+#define SOURCE_PIECE 16384
 static int luabc_current(int fd, const VkitLuabc *e) {
   unsigned char piece[SOURCE_PIECE];
-  FnvLanes lanes = {FNV_BASIS, FNV_BASIS, FNV_BASIS, FNV_BASIS};
   size_t got = 0;
   for (;;) {
     size_t want = e->source_len + 1 - got;
@@ -401,10 +273,10 @@ static int luabc_current(int fd, const VkitLuabc *e) {
     ssize_t n = read(fd, piece, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return 0;
+    if (got + (size_t)n > e->source_len) return 0; /* longer than the source */
+    if (memcmp(piece, e->source + got, (size_t)n) != 0) return 0;
     got += (size_t)n;
-    if (got > e->source_len) return 0; /* longer than the source */
-    if ((size_t)n < want) return got == e->source_len && fnv_finish(&lanes, piece, (size_t)n) == e->source_hash;
-    fnv_blocks(&lanes, piece, (size_t)n); /* a whole piece: more follows */
+    if ((size_t)n < want) return got == e->source_len;
   }
 }
 
@@ -475,23 +347,6 @@ static int luabc_try(lua_State *L, const char *file, const char *root, size_t ro
 static int luabc_usable(void) {
   return &vkit_luabc_count && vkit_luabc_count && &vkit_luabc_release &&
          strcmp(vkit_luabc_release, LUA_RELEASE) == 0;
-}
-
-/* boot.precompiled(file, env): file's chunk from the table, its first
- * upvalue (_ENV) set to env, when file lies in the tree and holds the
- * source it was compiled from; nil otherwise (the caller loads the file).
- * For the policies, which vkit.policy loads as text with an empty
- * environment: the table's chunk is that text compiled.  Upvalue: root. */
-static int boot_precompiled(lua_State *L) {
-  const char *file = luaL_checkstring(L, 1);
-  luaL_checktype(L, 2, LUA_TTABLE);
-  size_t root_len;
-  const char *root = lua_tolstring(L, lua_upvalueindex(1), &root_len);
-  if (!luabc_usable() || luabc_try(L, file, root, root_len) <= 0) return 0;
-  lua_pop(L, 1); /* the file name a searcher would return */
-  lua_pushvalue(L, 2);
-  if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
-  return 1;
 }
 
 /* Is name vkit's: "vkit" or "vkit.<...>"? */
@@ -615,19 +470,14 @@ int main(int argc, char **argv) {
    * marked them all again: 2% of a cold `vkit vac verify`'s instructions),
    * for at most twice the default's memory. */
   lua_gc(L, LUA_GCINC, VKIT_GC_PAUSE, 0, 0);
-#ifndef VKIT_FRONT
-  preload(L, "cjson", luaopen_cjson); /* the front's commands do not use it */
-#endif
+  preload(L, "cjson", luaopen_cjson);
 #define VKIT_MODULE(name) preload(L, "vkit." #name, luaopen_vkit_##name);
 #define VKIT_SHARED_MODULE(name) preload_shared(L, lib, #name);
 #include "modules.inc"
 #undef VKIT_MODULE
 #undef VKIT_SHARED_MODULE
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  push_boot(L, exe, root, lib, argv);
-  lua_pushstring(L, root);
-  lua_pushcclosure(L, boot_precompiled, 1);
-  lua_setfield(L, -2, "precompiled");
+  push_boot(L, exe, root, lib);
   lua_pushcclosure(L, boot_module, 1);
   lua_setfield(L, -2, "vkit.boot");
   lua_pop(L, 1);
@@ -652,14 +502,6 @@ int main(int argc, char **argv) {
   } else if (lua_isinteger(L, -1)) {
     status = (int)lua_tointeger(L, -1);
   }
-#ifdef VKIT_FRONT
-  /* The front's commands (lua/vkit/cli.lua's FRONT_COMMANDS) leave nothing
-   * to a finalizer but memory and descriptors, which the kernel takes back
-   * at exit (exit() flushes the C streams): freeing every object one by
-   * one was 4% of a cold `vkit vac verify`, so the state is not closed. */
-  return status;
-#else
   lua_close(L); /* releases libgit2 if vkit.git was opened */
   return status;
-#endif
 }

@@ -2,7 +2,9 @@
 #include "vkit.h"
 
 #include <fcntl.h>
-#include "sha256.h" /* vkit's own SHA-256: nothing probed or built at start-up */
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,57 +65,110 @@ void vkit_hex(const unsigned char *bytes, size_t n, char *out) {
   out[2 * n] = '\0';
 }
 
+/*
+ * SHA-256 is OpenSSL's, through EVP.  The digest is fetched once, at the
+ * first hash (no start-up cost for a command that hashes nothing), from
+ * the default provider with OpenSSL's configuration file NOT read: which
+ * SHA-256 vkit computes is not for openssl.cnf or OPENSSL_CONF to change
+ * (a provider loaded by a configuration is code run inside the verifier),
+ * and reading it was two thirds of OpenSSL's first-hash cost
+ * (docs/vac-performance.md).  Nor does it load the tables of every cipher
+ * and digest: vkit asks for one digest by name.
+ */
+struct VkitSha256 {
+  EVP_MD_CTX *md;
+  int failed; /* an EVP call failed: the digest is not to be trusted */
+};
+
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+static EVP_MD *sha256_md;
+
+static void sha256_fetch(void) {
+  if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+                              OPENSSL_INIT_NO_ADD_ALL_DIGESTS,
+                          NULL))
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+VkitSha256 *vkit_sha256_new(void) {
+  pthread_once(&sha256_once, sha256_fetch);
+  if (!sha256_md) return NULL;
+  VkitSha256 *ctx = malloc(sizeof *ctx);
+  if (!ctx) return NULL;
+  ctx->failed = 0;
+  ctx->md = EVP_MD_CTX_new();
+  if (!ctx->md || !EVP_DigestInit_ex2(ctx->md, sha256_md, NULL)) {
+    EVP_MD_CTX_free(ctx->md);
+    free(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+void vkit_sha256_update(VkitSha256 *ctx, const void *bytes, size_t len) {
+  if (!ctx->failed && len && !EVP_DigestUpdate(ctx->md, bytes, len)) ctx->failed = 1;
+}
+
+VkitSha256 *vkit_sha256_copy(const VkitSha256 *ctx) {
+  VkitSha256 *copy = vkit_sha256_new();
+  if (copy && !EVP_MD_CTX_copy_ex(copy->md, ctx->md)) {
+    vkit_sha256_free(copy);
+    return NULL;
+  }
+  if (copy) copy->failed = ctx->failed;
+  return copy;
+}
+
+void vkit_sha256_free(VkitSha256 *ctx) {
+  if (!ctx) return;
+  EVP_MD_CTX_free(ctx->md);
+  free(ctx);
+}
+
+int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]) {
+  unsigned int n = 0;
+  int ok = !ctx->failed && EVP_DigestFinal_ex(ctx->md, digest, &n) && n == 32;
+  vkit_sha256_free(ctx);
+  return ok ? 0 : EIO;
+}
+
+int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]) {
+  VkitSha256 *ctx = vkit_sha256_new();
+  if (!ctx) return ENOMEM;
+  vkit_sha256_update(ctx, bytes, len);
+  return vkit_sha256_final(ctx, digest);
+}
+
 /* 1 MiB reads keep the syscall count low; the digest, not I/O, dominates. */
 #define HASH_CHUNK (1 << 20)
 
 int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size) {
-  Sha256 ctx;
   unsigned char *buf = malloc(HASH_CHUNK);
+  VkitSha256 *ctx = buf ? vkit_sha256_new() : NULL;
   long long total = 0;
-  if (!buf) return ENOMEM;
-  sha256_init(&ctx);
+  if (!ctx) {
+    free(buf);
+    return ENOMEM;
+  }
   for (;;) {
     ssize_t n = read(fd, buf, HASH_CHUNK);
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
       free(buf);
+      vkit_sha256_free(ctx);
       return err;
     }
     if (n == 0) break;
-    sha256_update(&ctx, buf, (size_t)n);
+    vkit_sha256_update(ctx, buf, (size_t)n);
     total += n;
   }
   free(buf);
-  sha256_final(&ctx, digest);
   if (size) *size = total;
-  return 0;
+  return vkit_sha256_final(ctx, digest);
 }
 
-int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]) {
-  Sha256 ctx;
-  sha256_init(&ctx);
-  sha256_update(&ctx, bytes, len);
-  sha256_final(&ctx, digest);
-  return 0;
-}
-
-/* A VkitSha256 is a Sha256 under another name. */
-VkitSha256 *vkit_sha256_new(void) {
-  Sha256 *ctx = malloc(sizeof *ctx);
-  if (ctx) sha256_init(ctx);
-  return (VkitSha256 *)ctx;
-}
-
-void vkit_sha256_update(VkitSha256 *ctx, const void *bytes, size_t len) {
-  sha256_update((Sha256 *)ctx, bytes, len);
-}
-
-int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]) {
-  sha256_final((Sha256 *)ctx, digest);
-  free(ctx);
-  return 0;
-}
+const char *vkit_crypto_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 
 void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
                    const luaL_Reg *metamethods) {

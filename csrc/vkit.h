@@ -50,16 +50,24 @@ void vkit_hex(const unsigned char *bytes, size_t n, char *out);
 /* SHA-256 of a file descriptor's remaining bytes, streamed; 0 or errno. */
 int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size);
 
-/* SHA-256 for the shared modules, which have no OpenSSL of their own: the
- * executable links libcrypto statically and keeps its symbols private.
- * vkit_sha256: the digest of len bytes; 0 or ENOMEM.  The incremental form:
- * vkit_sha256_new (NULL when out of memory), _update, then _final, which
- * writes the digest and frees the context (0 or ENOMEM). */
+/* SHA-256, OpenSSL's (EVP, csrc/util.c), for every module: the shared
+ * modules reach it here, as the executable keeps libcrypto's symbols
+ * private.  vkit_sha256: the digest of len bytes; 0, ENOMEM, or EIO (an
+ * OpenSSL failure).  The incremental form: vkit_sha256_new (NULL when
+ * OpenSSL or memory fails), _update, then _final, which writes the digest
+ * and frees the context (0, or EIO when any step failed: the digest is then
+ * not to be used); _copy duplicates a context (NULL on failure), _free
+ * drops one unfinished. */
 typedef struct VkitSha256 VkitSha256;
 int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]);
 VkitSha256 *vkit_sha256_new(void);
 void vkit_sha256_update(VkitSha256 *ctx, const void *bytes, size_t len);
 int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]);
+VkitSha256 *vkit_sha256_copy(const VkitSha256 *ctx);
+void vkit_sha256_free(VkitSha256 *ctx);
+
+/* OpenSSL's version text ("OpenSSL 3.0.x ..."), for `vkit version`. */
+const char *vkit_crypto_version(void);
 
 /* Registers a metatable `name` with methods and __index = methods. */
 void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,

@@ -67,7 +67,7 @@ TS_GRAMMAR_CFLAGS := -std=c11 -D_DEFAULT_SOURCE
 # One grammar object per language: its parser.c and scanner.c (in the
 # package's src/; TypeScript's in typescript/src/, whose scanner includes
 # ../../common/scanner.h), linked into one relocatable object.
-# $(1) build (obj|asan|front), $(2) flags, $(3) language, $(4) its src dir,
+# $(1) build (obj|asan), $(2) flags, $(3) language, $(4) its src dir,
 # $(5) the package's .verified stamp.
 define ts_grammar
 $(BUILD)/$(1)/ts-vendor/$(3)_parser.o: $(5) | $(DEPS_STAMP)
@@ -82,8 +82,8 @@ $(BUILD)/$(1)/ts-vendor/grammar_$(3).o: $(BUILD)/$(1)/ts-vendor/$(3)_parser.o $(
 	$$(CC) -r -nostdlib -o $$@ $$^
 endef
 
-# Release, sanitizer and front (musl: mk/front.mk) builds of the runtime
-# and the three grammars.  $(1) obj|asan|front, $(2) the optimisation/sanitizer flags.
+# Release and sanitizer builds of the runtime and the three grammars.
+# $(1) obj|asan, $(2) the optimisation/sanitizer flags.
 define ts_objects
 $(BUILD)/$(1)/ts-vendor/runtime.o: $(TS_RT_SRC)/.verified | $(DEPS_STAMP)
 	@mkdir -p $$(@D)
@@ -113,18 +113,15 @@ $(BUILD)/$(1)/ts.o: CFLAGS += -I$(BUILD)/$(1)/ts-id -I$(TS_RT_LIB)/include
 endef
 $(eval $(call ts_objects,obj,-O2))
 $(eval $(call ts_objects,asan,$(ASAN)))
-$(eval $(call ts_objects,front,-O2))
 TS_FLAGS_obj := -O2
 TS_FLAGS_asan := $(ASAN)
-TS_FLAGS_front := -O2
-$(foreach b,obj asan front,\
+$(foreach b,obj asan,\
   $(eval $(call ts_grammar,$(b),$(TS_FLAGS_$(b)),rust,$(TS_RS_SRC)/src,$(TS_RS_SRC)/.verified))\
   $(eval $(call ts_grammar,$(b),$(TS_FLAGS_$(b)),python,$(TS_PY_SRC)/src,$(TS_PY_SRC)/.verified))\
   $(eval $(call ts_grammar,$(b),$(TS_FLAGS_$(b)),typescript,$(TS_TY_SRC)/typescript/src,$(TS_TY_SRC)/.verified)))
 
 EXTRA_OBJECTS += $(BUILD)/obj/ts-vendor/runtime.o $(TS_GRAMMAR_OBJECTS_obj)
 ASAN_EXTRA_OBJECTS += $(BUILD)/asan/ts-vendor/runtime.o $(TS_GRAMMAR_OBJECTS_asan)
-FRONT_EXTRA_OBJECTS += $(BUILD)/front/ts-vendor/runtime.o $(TS_GRAMMAR_OBJECTS_front)
 
 .PHONY: treesitter-fetch
 treesitter-fetch: $(TS_RT_SRC)/.verified $(TS_RS_SRC)/.verified $(TS_PY_SRC)/.verified $(TS_TY_SRC)/.verified

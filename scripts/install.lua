@@ -4,9 +4,7 @@
 --   vkit script scripts/install.lua uninstall PREFIX
 --
 -- install copies, under PREFIX:
---   bin/vkit                               the binary (the static front, csrc/main.c)
---   lib/vkit/vkit                          the full executable the front hands
---                                          most commands to
+--   bin/vkit                               the executable (csrc/main.c)
 --   lib/vkit/vkit_*.so                     the shared modules (vkit.git, vkit.term, vkit.pg)
 --   share/vkit/{lua,policies,examples}/    the library, the policies, the examples
 --   share/vkit/typescript/<version>/       the pinned TypeScript native compiler
@@ -46,7 +44,6 @@ local function plan(root)
     end
   end
   file(root .. "/vkit", "bin/vkit")
-  file(root .. "/build/lib/vkit", "lib/vkit/vkit")
   for _, name in ipairs(require("vkit.boot").shared) do
     file(("%s/build/lib/vkit_%s.so"):format(root, name), ("lib/vkit/vkit_%s.so"):format(name))
   end

@@ -64,11 +64,11 @@ describe("bench/spawn_time.c", function()
     assert.is_true(cpu >= 0.2, cpu)
   end)
 
-  it("reads the child's own peak memory, over a floor below 0.8 MiB", function()
+  it("reads the child's own peak memory, over a floor below 2 MiB", function()
     local small = dir .. "/small"
-    assert(os.execute(("printf 'int main(void){return 0;}' | musl-gcc -O2 -static -x c -o %s -"):format(t.quote(small))))
+    assert(os.execute(("printf 'int main(void){return 0;}' | gcc -O2 -x c -o %s -"):format(t.quote(small))))
     local _, _, kib = timed { small }
-    assert.is_true(kib < 800, kib .. " KiB for an empty static program")
+    assert.is_true(kib < 2048, kib .. " KiB for an empty program")
     local script = dir .. "/big.lua"
     t.write(script, "local s = ('x'):rep(64 * 1024 * 1024); io.write(#s)")
     local _, _, big = timed { vkit.exe, "script", script }

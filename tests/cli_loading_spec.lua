@@ -10,8 +10,6 @@ local vkit = require "vkit"
 local t = require "tests.support.run"
 
 local ROOT = vkit.root
-local FRONT = ROOT .. "/vkit"
-local FULL = ROOT .. "/build/lib/vkit"
 local BUNDLE = ROOT .. "/fixtures/vac/valid/v01"
 
 -- What planted code prints before it exits: seen anywhere, it ran.
@@ -43,7 +41,7 @@ end
 
 -- The planted trees, under dir: lua (modules as ./?.lua finds them, and
 -- policies), so (Lua C modules as ./?.so and the C-root searcher find
--- them), tree (a whole fake vkit library and full executable, as a
+-- them), tree (a whole fake vkit library and executables, as a
 -- directory beside a binary would hold them).
 local function plant(dir)
   local lua, so, tree = dir .. "/lua", dir .. "/so", dir .. "/tree"
@@ -134,7 +132,7 @@ print(table.concat(got, " "))
       { "LUA_INIT_5_4", neutral_dir, at { LUA_INIT_5_4 = init } },
       { "LUA_INIT=@file", neutral_dir, function() return { LUA_INIT = "@" .. lua .. "/init_chunk.lua" } end },
       -- variables a program like vkit might have read for its root, its
-      -- library or its full executable: vkit reads none of them
+      -- library or its executable: vkit reads none of them
       { "VKIT_* variables naming a planted library", neutral_dir, function()
         local vars = {}
         for _, name in ipairs { "VKIT_ROOT", "VKIT_HOME", "VKIT_PREFIX", "VKIT_LIB", "VKIT_LIBDIR", "VKIT_LIBRARY",
@@ -163,20 +161,6 @@ print(table.concat(got, " "))
 
       r = run(vkit.exe, { "vac", "verify", BUNDLE }, cwd, env)
       refute_planted(r, what .. ": vkit vac verify")
-      assert.equal(0, r.code, what .. ": " .. r.stderr)
-      assert.equal(baseline.stdout, r.stdout, what)
-    end)
-
-    it("never runs code planted by " .. what .. " in the static front either", function()
-      if not vkit.fs.lstat(FRONT) then return pending "no ./vkit front in this build" end
-      local cwd, env = s[2](), s[3]()
-      -- handed to the full executable beside the front, whatever is planted
-      local r = run(FRONT, { "verfiy" }, cwd, env)
-      refute_planted(r, what .. ": ./vkit verfiy")
-      assert.equal(2, r.code, what .. ": " .. r.stderr)
-      -- run in the front itself
-      r = run(FRONT, { "vac", "verify", BUNDLE }, cwd, env)
-      refute_planted(r, what .. ": ./vkit vac verify")
       assert.equal(0, r.code, what .. ": " .. r.stderr)
       assert.equal(baseline.stdout, r.stdout, what)
     end)
@@ -212,37 +196,23 @@ print(table.concat(got, " "))
   -- /proc/self/exe of a binary removed while it runs ends in " (deleted)";
   -- vkit used to resolve argv[0] then, which a bare "vkit" resolved in the
   -- working directory: a planted vkit file with a library beside it
-  -- became vkit's root, and the front ran its planted full executable.
-  -- The binary here is run through a descriptor after its file is removed.
-  -- A copy of this build in a fresh directory (the full executable, or the
-  -- front with the full one where it belongs), run after its file is
-  -- removed, from the planted tree's directory.
-  local function removed_while_running(front)
+  -- became vkit's root.  A copy of this build in a fresh directory is run
+  -- through a descriptor after its file is removed, from the planted
+  -- tree's directory.
+  it("is found from the executable's own location even once its file is removed, never from argv[0]", function()
     local copy, cleanup_copy = t.tempdir()
     finally(cleanup_copy)
-    local full_at = front and "/build/lib/vkit" or "/vkit"
-    sh(("mkdir -p %s/build/lib && cp %s %s && ln -s %s %s %s"):format(t.quote(copy), t.quote(front and FULL or vkit.exe),
-      t.quote(copy .. full_at), t.quote(ROOT .. "/lua"), t.quote(ROOT .. "/policies"), t.quote(copy)))
-    if front then sh(("cp %s %s/vkit"):format(t.quote(FRONT), t.quote(copy))) end
+    sh(("cp %s %s/vkit && ln -s %s %s %s"):format(t.quote(vkit.exe), t.quote(copy), t.quote(ROOT .. "/lua"),
+      t.quote(ROOT .. "/policies"), t.quote(copy)))
     local r = run("/bin/bash", { "-c", 'exec 3<"$1" && rm -f "$1" && exec -a vkit /proc/self/fd/3 verfiy', "bash",
       copy .. "/vkit" }, tree)
-    refute_planted(r, front and "a removed front" or "a removed full executable")
+    refute_planted(r, "a removed executable")
     assert.equal(2, r.code, r.stdout .. r.stderr)
     assert.matches('^vkit: unknown subcommand "verfiy"\n', r.stderr)
-  end
-
-  it("is found from the executable's own location even once its file is removed, never from argv[0]", function()
-    removed_while_running(false)
   end)
 
-  it("is found from the front's own location once its file is removed, and so is the full executable it runs",
-    function()
-      if not vkit.fs.lstat(FRONT) then return pending "no ./vkit front in this build" end
-      removed_while_running(true)
-    end)
-
   -- The C core chooses no code by the environment: the library root, the
-  -- shared modules and the full executable follow from /proc/self/exe.
+  -- shared modules follow from /proc/self/exe.
   it("is chosen by no environment variable read in C, and the Lua reads no VKIT_* variable that names code", function()
     local p = io.popen(("grep -ln 'getenv' %s/csrc/*.c"):format(t.quote(ROOT)))
     local readers = p:read "a"

@@ -78,9 +78,10 @@ describe("make install", function()
       assert(sh(("cp -a %s %s"):format(t.quote(ROOT .. "/fixtures/vac/" .. bundle), t.quote(far))) == 0)
     end
     local exe = prefix .. "/bin/vkit"
-    -- the static front and the full executable it hands most commands to
+    -- one executable, and beside the library the shared modules it loads on first use
     assert.equal("file", vkit.fs.lstat(exe).kind)
-    assert.equal("file", vkit.fs.lstat(prefix .. "/lib/vkit/vkit").kind)
+    assert.is_nil(vkit.fs.lstat(prefix .. "/lib/vkit/vkit"))
+    assert.equal("file", vkit.fs.lstat(prefix .. "/lib/vkit/vkit_git.so").kind)
     local function run(cmd)
       return sh(("cd %s && env -i HOME=%s PATH=%s:/usr/bin:/bin %s"):format(t.quote(far), t.quote(os.getenv "HOME" or "/root"),
         t.quote(prefix .. "/bin"), cmd))

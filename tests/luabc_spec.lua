@@ -1,6 +1,7 @@
--- The Lua modules precompiled into the binary (csrc/main.c, mk/vacperf.mk):
--- used only while a module's file holds the source they were compiled
--- from, and then indistinguishable from compiling that file.
+-- The Lua modules precompiled into the binary (csrc/main.c, mk/luabc.mk):
+-- used only while a module's file holds, byte for byte, the source they
+-- were compiled from, and then indistinguishable from compiling that file.
+-- policies/ are never precompiled.
 local vkit = require "vkit"
 local t = require "tests.support.run"
 
@@ -17,30 +18,25 @@ describe("precompiled Lua modules", function()
     assert.matches("^" .. file:gsub("%p", "%%%0") .. ":%d+: ", message)
   end)
 
-  it("keep line numbers but not local names (the loader would intern them at every start)", function()
+  it("keep line numbers and local names, as the chunk compiled from the file has them", function()
     local loader, file = package.searchers[2]("vkit.vac.number")
     local number = loader("vkit.vac.number", file)
     local info = debug.getinfo(number.round, "SL")
-    assert.is_true(info.linedefined > 0)
-    assert.is_true(next(info.activelines) ~= nil)
-    assert.is_nil(debug.getlocal(number.round, 1)) -- a parameter's name is a local name
-    -- compiled from the file instead, the same function has them
     local compiled = assert(loadfile(file))()
-    assert.is_string(debug.getlocal(compiled.round, 1))
+    local fresh = debug.getinfo(compiled.round, "SL")
+    assert.is_true(info.linedefined > 0)
+    assert.equal(fresh.linedefined, info.linedefined)
+    assert.same(fresh.activelines, info.activelines)
+    assert.is_string(debug.getlocal(number.round, 1))
+    assert.equal(debug.getlocal(compiled.round, 1), debug.getlocal(number.round, 1))
   end)
 
-  it("give a policy's chunk with the environment asked for, and nothing for a file outside the tree", function()
+  it("never hold a policy: policies/ are read as text, what a reviewer reads is what runs", function()
     local boot = require "vkit.boot"
-    local env = {}
-    local chunk = boot.precompiled(vkit.root .. "/policies/vac.lua", env)
-    assert.is_function(chunk)
-    assert.equal(env, select(2, debug.getupvalue(chunk, 1)))
-    local fresh = assert(loadfile(vkit.root .. "/policies/vac.lua", "t", {}))
-    assert.same(fresh(), chunk())
-    local dir, cleanup = t.tempdir()
-    t.write(dir .. "/vac.lua", "return {}\n")
-    assert.is_nil(boot.precompiled(dir .. "/vac.lua", {}))
-    cleanup()
+    assert.is_nil(rawget(boot, "precompiled"))
+    local generated = t.slurp(vkit.root .. "/build/luabc.c")
+    assert.truthy(generated:find('"lua/vkit/cli.lua"', 1, true))
+    assert.is_nil(generated:find("policies/", 1, true))
   end)
 
   it("find a package's init.lua, as package.searchpath does", function()
@@ -74,18 +70,15 @@ describe("precompiled Lua modules", function()
     t.write(dir .. "/lua/vkit/tables.lua", "return { edited = true }\n")
     t.write(dir .. "/policies/vac.lua", "return { edited = true }\n")
     t.write(dir .. "/s.lua", [[
-      local boot = require "vkit.boot"
       print(package.searchers[2]("vkit.tables") == nil, require("vkit.tables").edited,
-        select(2, package.searchers[2]("vkit.vac.value")),
-        boot.precompiled(boot.root .. "/policies/vac.lua", {}) == nil, require("vkit.policy").vac.edited,
-        boot.precompiled(boot.root .. "/policies/limits.lua", {}) ~= nil)
+        select(2, package.searchers[2]("vkit.vac.value")), require("vkit.policy").vac.edited)
     ]])
     local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
     cleanup()
-    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\ttrue\ttrue\ttrue\n"):format(dir), out)
+    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\ttrue\n"):format(dir), out)
   end)
 
-  -- A module's source is read and hashed in 16 KiB pieces: an edit that
+  -- A module's source is read and compared in 16 KiB pieces: an edit that
   -- keeps its length, at either side of a piece's edge, at its first or last
   -- byte, and a byte more or fewer, must each be seen.
   it("give way to the source for any one changed byte of a module larger than a read", function()

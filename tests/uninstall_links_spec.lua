@@ -36,7 +36,7 @@ local function installed(dir)
   local prefix, outside = dir .. "/prefix", dir .. "/outside"
   write(prefix .. "/bin/other-tool", "not vkit's\n")
   local lines = {}
-  for _, rel in ipairs { "bin/vkit", "lib/vkit/vkit", "share/vkit/lua/vkit/init.lua", "share/doc/vkit/README.md",
+  for _, rel in ipairs { "bin/vkit", "lib/vkit/vkit_git.so", "share/vkit/lua/vkit/init.lua", "share/doc/vkit/README.md",
                          "share/doc/vkit/api/index.html" } do
     write(prefix .. "/" .. rel, rel .. "\n")
     lines[#lines + 1] = "f " .. rel
@@ -177,7 +177,7 @@ describe("make uninstall", function()
       local dir, cleanup = t.tempdir()
       finally(cleanup)
       local prefix = installed(dir)
-      write(prefix .. "/share/vkit/install-manifest.txt", "f bin/vkit\nf lib/vkit/vkit") -- cut short
+      write(prefix .. "/share/vkit/install-manifest.txt", "f bin/vkit\nf lib/vkit/vkit_git.so") -- cut short
       local before = listing(prefix)
       r = uninstall(prefix)
       assert.equal(1, r.code)

@@ -128,24 +128,7 @@ function M.help()
   return table.concat(lines, "\n") .. "\n"
 end
 
---- The commands the static front executable runs itself (csrc/main.c):
---  those that need no shared module (vkit.git, vkit.pg, vkit.term) and
---  leave nothing to a finalizer but memory and descriptors (no process
---  run, no lock, no temporary file: the front does not close its Lua state
---  at exit), by subcommand and action.  It hands every other to the full
---  executable.
-M.FRONT_COMMANDS = { vac = { verify = true, conformance = true } }
-
-local function runs_in_front(argv)
-  local actions = M.FRONT_COMMANDS[argv[1]]
-  return actions ~= nil and actions[argv[2]] == true
-end
-
 function M.main(argv)
-  if boot.static and not runs_in_front(argv) then
-    local _, message = boot.exec_full()
-    return M.fail(M.EXIT.infrastructure, "cannot run the full vkit executable: %s", message)
-  end
   local name = argv[1]
   if name == nil then
     io.stderr:write(M.help())

@@ -75,7 +75,7 @@ local PUBLIC = {
 -- @field policies
 
 -- boot.libgit2 loads libgit2 when read: read it only when asked for.
-local versions = setmetatable({ vkit = boot.version, lua = boot.lua }, {
+local versions = setmetatable({ vkit = boot.version, lua = boot.lua, openssl = boot.openssl }, {
   __index = function(t, key)
     if key ~= "libgit2" then return nil end
     rawset(t, key, boot.libgit2)

@@ -29,10 +29,9 @@ end
 
 local function load_policy(name)
   local path = ("%s/policies/%s.lua"):format(boot.root, name)
-  -- the binary's chunk when the file still holds the text it was compiled
-  -- from (the same text, compiled at build time); otherwise the text itself
-  local chunk, err = boot.precompiled(path, {}), nil
-  if not chunk then chunk, err = loadfile(path, "t", {}) end
+  -- always the text on disk, never a precompiled chunk: a policy is what
+  -- a reviewer reads
+  local chunk, err = loadfile(path, "t", {})
   if not chunk then error(("cannot load policy %s: %s"):format(name, err), 3) end
   local tbl = chunk()
   if type(tbl) ~= "table" then error(("policy %s must return a table"):format(name), 3) end

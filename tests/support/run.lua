@@ -72,30 +72,6 @@ function M.tempdir()
   return dir, function() vkit.fs.remove_tree(dir) end
 end
 
---- Builds a checking program from C sources with musl-gcc, statically,
---  with -DVKIT_FRONT (as mk/front.mk builds the front's objects) and the
---  extra flags, runs it, and returns what it printed (its last line is
---  "ok" when every check held).  Fails the spec if it does not build or
---  exits non-zero.
-function M.musl_check(sources, flags)
-  local dir, cleanup = M.tempdir()
-  local exe = dir .. "/check"
-  local p = io.popen(("musl-gcc -O2 -static %s -DVKIT_FRONT -o %s %s 2>&1"):format(flags or "", quote(exe),
-    table.concat(sources, " ")))
-  local out = p:read "a"
-  local built = p:close()
-  local printed, ran = "", false
-  if built then
-    local run = io.popen(quote(exe))
-    printed = run:read "a"
-    ran = run:close()
-  end
-  cleanup()
-  assert(built, out)
-  assert(ran, printed)
-  return printed
-end
-
 --- Waits (polling every 50 ms) until pred() is true or `seconds` have
 --  passed; returns whether it became true.
 function M.wait_for(pred, seconds)

@@ -1,7 +1,7 @@
 --- SHA-256 of bytes and files, incremental hashing, and the evidence digest.
 --
 -- Every digest is lowercase hexadecimal SHA-256 (FIPS 180-4), computed by
--- vkit's own implementation (csrc/sha256.c), no library's.  A failure of
+-- OpenSSL's libcrypto (EVP), linked into the executable.  A failure of
 -- the environment or the data returns `nil, message, code`; misuse (a wrong
 -- argument type) raises.
 -- @module vkit.hash
@@ -47,14 +47,6 @@ M.evidence_digest = hash.evidence_digest
 -- @param v any value
 -- @treturn boolean
 M.is_digest = hash.is_digest
-
---- The engine that computes SHA-256: `"sha-ni"` (the x86 SHA extensions)
--- or `"portable"` (C).  Both compute the same function; with a name, the
--- process uses that engine from then on (for tests, which must reach both).
--- @function engine
--- @string[opt] name `"sha-ni"` or `"portable"`; raises if unknown or not on this processor
--- @treturn string the engine in use
-M.engine = hash.engine
 
 --- An incremental SHA-256 hasher (`vkit.hash.new()`); closed by `__gc` and `__close`.
 -- @type Hasher

@@ -8,8 +8,7 @@ local USAGE = [[usage: vkit version [--json]
 
 Prints the versions of vkit and of what it embeds: Lua, lua-cjson, libgit2,
 and the compiled-in tree-sitter runtime and Rust grammar (npm package,
-version, language ABI); and which engine computes SHA-256 (vkit's own:
-the x86 SHA extensions, or portable C).
+version, language ABI); and OpenSSL, whose libcrypto computes SHA-256.
 
 options:
   --json   one JSON object on stdout
@@ -25,7 +24,8 @@ local function components()
     { name = "vkit", version = v.vkit },
     { name = "Lua", version = (v.lua:gsub("^Lua ", "")) },
     { name = "lua-cjson", version = (require("cjson")._VERSION:gsub("^lua%-cjson ", "")) },
-    { name = "SHA-256", version = "vkit", detail = require("vkit.hash").engine() .. " engine" },
+    { name = "OpenSSL", version = (v.openssl:match "^OpenSSL (%S+)" or v.openssl),
+      detail = "libcrypto, linked statically: SHA-256" },
     { name = "libgit2", version = v.libgit2 },
     { name = "tree-sitter", version = ts.runtime.version,
       detail = ("npm %s, language ABI %d, oldest compatible %d"):format(ts.runtime.package, ts.runtime.language_abi,
