@@ -11,7 +11,8 @@
 -- tree's ./vkit, for before/after figures.
 --
 -- 1. cold verification of every conformance case, one process per case
---    (target, issue 20: >= 20x faster than the reference per case);
+--    (target, issue 31: >= 10x faster than the reference per case; issue
+--    20's 20x, which a second executable was built to reach, is withdrawn);
 -- 2. a generated fleet bundle with 1,000,000 raw rows (target: >= 30x the
 --    reference, within 2x of the machine's limit, peak <= 64 MiB) and a
 --    crashkit bundle with 200,000 cases (target: >= 20x); the limit is
@@ -19,7 +20,7 @@
 -- 3. a registry-sized batch: 4,096 bundles (copies of the corpus cases) in
 --    one `vkit vac verify` process, in bundles per second (the reference
 --    verifies one bundle per process: its rate is 1 / its cold per-case
---    time from 1.).
+--    time from 1.; target >= 500 bundles per second).
 -- Without VAC_REFERENCE the reference is "skipped" and vkit's absolute
 -- figures are printed.  Each run is timed by bench/spawn_time.c
 -- (posix_spawn, wait4: wall, CPU and peak memory of the one process);
@@ -31,8 +32,7 @@ local json, fs, hash = vkit.json, vkit.fs, vkit.hash
 local REF = os.getenv "VAC_REFERENCE"
 local REF_PER_CASE -- the reference's cold seconds per corpus case, when measured
 local PYTHON = os.getenv "VAC_PYTHON" or "/usr/bin/python3"
--- the command a user runs: a build tree's ./vkit, the static front that
--- runs `vac verify` itself (this script runs in the full executable)
+-- the command a user runs: a build tree's ./vkit
 local VKIT = os.getenv "VAC_VKIT" or (fs.lstat(vkit.root .. "/vkit") and vkit.root .. "/vkit") or vkit.exe
 local CORPUS = os.getenv "VAC_CORPUS" or (vkit.root .. "/fixtures/conformance/vac")
 local FLEET_ROWS = tonumber(os.getenv "VAC_BENCH_FLEET_ROWS") or 1000000
@@ -171,7 +171,7 @@ elseif fs.lstat(CORPUS .. "/cases") then
   if REF then
     local tr, cr = sums.ref[1], sums.ref[2]
     print(("corpus: reference %.3fs wall (%.1f ms per case), %.3fs CPU (%.1f ms per case); "
-      .. "ratio %.1fx wall, %.1fx CPU (target >= 20x)")
+      .. "ratio %.1fx wall, %.1fx CPU (target >= 10x)")
       :format(tr, tr / #cases * 1000, cr, cr / #cases * 1000, tr / tv, cv > 0 and cr / cv or 0))
   else
     print "corpus: reference skipped (set VAC_REFERENCE=/path/to/vac-protocol)"
@@ -255,7 +255,7 @@ else
   measure(cmd) -- once untimed: the copies into the page cache
   local t, rss, code, cpu = best(2, cmd, true)
   print(("batch: %d bundles in one process: %.2fs wall, %s CPU, peak %s, exit %d (1 is right: the corpus holds "
-    .. "tampered cases): %.0f bundles per second"):format(BATCH, t, secs(cpu), mib(rss), code, BATCH / t))
+    .. "tampered cases): %.0f bundles per second (target >= 500)"):format(BATCH, t, secs(cpu), mib(rss), code, BATCH / t))
   if code ~= 1 then print "batch: WARNING: vkit did not exit 1 (it must verify every bundle and refuse the tampered ones)" end
   if REF_PER_CASE then
     print(("batch: the reference, one process per bundle: %.1f bundles per second (1 / %.1f ms); ratio %.1fx")

@@ -87,7 +87,7 @@ describe("vkit (the binary)", function()
     it("prints the versions of everything embedded", function()
       local r = t.vkit { "version" }
       assert.equal(0, r.code)
-      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nSHA%-256 vkit %([%a-]+ engine%)\nlibgit2 1%.%d+%.%d+\n"
+      assert.matches("^vkit %d+%.%d+%.%d+\nLua 5%.4%.%d+\nlua%-cjson 2%.%d[%.%d]*\nOpenSSL 3%.%d+%.%d+ %(libcrypto, linked statically: SHA%-256%)\nlibgit2 1%.%d+%.%d+\n"
         .. "tree%-sitter 0%.%d+%.%d+ %(npm tree%-sitter, language ABI %d+, oldest compatible %d+%)\n"
         .. "tree%-sitter%-rust 0%.%d+%.%d+ %(npm tree%-sitter%-rust, ABI %d+%)\n$", r.stdout)
       local as_json = vkit.json.decode(t.vkit({ "version", "--json" }).stdout)
