@@ -260,23 +260,22 @@ static int luabc_compare(const void *path, const void *entry) {
 #define DUMP_NAME_AT 32
 
 /* Does the open file fd hold exactly e's source?  Read in pieces into a
- * buffer on the stack and compared as they come; the last read asks for a
- * byte more than the source, so a longer file is seen by its extra byte,
- * and a read short of what was asked is the end of a regular file. */
+ * buffer on the stack and compared as they come, to the end of the file
+ * (a read that returns 0): a read may return fewer bytes than asked before
+ * the end (a FIFO, FUSE, NFS), so a short read is never taken for the end,
+ * and a file longer than the source is seen by its first extra byte. */
 #define SOURCE_PIECE 16384
 static int luabc_current(int fd, const VkitLuabc *e) {
   unsigned char piece[SOURCE_PIECE];
   size_t got = 0;
   for (;;) {
-    size_t want = e->source_len + 1 - got;
-    if (want > sizeof piece) want = sizeof piece;
-    ssize_t n = read(fd, piece, want);
+    ssize_t n = read(fd, piece, sizeof piece);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return 0;
-    if (got + (size_t)n > e->source_len) return 0; /* longer than the source */
+    if (n == 0) return got == e->source_len;
+    if ((size_t)n > e->source_len - got) return 0; /* longer than the source */
     if (memcmp(piece, e->source + got, (size_t)n) != 0) return 0;
     got += (size_t)n;
-    if ((size_t)n < want) return got == e->source_len;
   }
 }
 

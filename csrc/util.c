@@ -92,9 +92,14 @@ static void sha256_fetch(void) {
     sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
 }
 
-VkitSha256 *vkit_sha256_new(void) {
+/* 0 once OpenSSL has given the digest, or EIO. */
+static int sha256_ready(void) {
   pthread_once(&sha256_once, sha256_fetch);
-  if (!sha256_md) return NULL;
+  return sha256_md ? 0 : EIO;
+}
+
+VkitSha256 *vkit_sha256_new(void) {
+  if (sha256_ready() != 0) return NULL;
   VkitSha256 *ctx = malloc(sizeof *ctx);
   if (!ctx) return NULL;
   ctx->failed = 0;
@@ -135,6 +140,7 @@ int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]) {
 }
 
 int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]) {
+  if (sha256_ready() != 0) return EIO;
   VkitSha256 *ctx = vkit_sha256_new();
   if (!ctx) return ENOMEM;
   vkit_sha256_update(ctx, bytes, len);
@@ -145,6 +151,7 @@ int vkit_sha256(const void *bytes, size_t len, unsigned char digest[32]) {
 #define HASH_CHUNK (1 << 20)
 
 int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size) {
+  if (sha256_ready() != 0) return EIO;
   unsigned char *buf = malloc(HASH_CHUNK);
   VkitSha256 *ctx = buf ? vkit_sha256_new() : NULL;
   long long total = 0;

@@ -69,13 +69,16 @@ describe("precompiled Lua modules", function()
       t.quote(dir .. "/" .. lib), t.quote(vkit.root .. "/" .. lib), t.quote(dir .. "/" .. lib))))
     t.write(dir .. "/lua/vkit/tables.lua", "return { edited = true }\n")
     t.write(dir .. "/policies/vac.lua", "return { edited = true }\n")
+    -- a policy is read as text: a precompiled chunk in its place is refused
+    t.write(dir .. "/policies/binary.lua", string.dump(load "return { binary = true }"))
     t.write(dir .. "/s.lua", [[
       print(package.searchers[2]("vkit.tables") == nil, require("vkit.tables").edited,
-        select(2, package.searchers[2]("vkit.vac.value")), require("vkit.policy").vac.edited)
+        select(2, package.searchers[2]("vkit.vac.value")), require("vkit.policy").vac.edited,
+        (select(2, pcall(function() return require("vkit.policy").binary end)):match "cannot load policy binary" ~= nil))
     ]])
     local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
     cleanup()
-    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\ttrue\n"):format(dir), out)
+    assert.equal(("true\ttrue\t%s/lua/vkit/vac/value.lua\ttrue\ttrue\n"):format(dir), out)
   end)
 
   -- A module's source is read and compared in 16 KiB pieces: an edit that
@@ -108,5 +111,44 @@ describe("precompiled Lua modules", function()
     local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
     cleanup()
     assert.equal("current" .. (" seen"):rep(9) .. " current\n", out)
+  end)
+
+  -- A read may return fewer bytes than asked before the end of a file (a
+  -- FIFO, FUSE, NFS): the module's exact source, then more bytes written
+  -- once the first have been read, is a longer file, never current.
+  it("never take a short read for the end of the file", function()
+    local dir, cleanup = t.tempdir()
+    finally(cleanup)
+    local lib = require("vkit.boot").lib:sub(#vkit.root + 2)
+    assert.is_true(os.execute(("cp %s %s && cp -r %s %s %s && mkdir -p %s && cp %s/*.so %s"):format(t.quote(vkit.exe),
+      t.quote(dir .. "/vkit"), t.quote(vkit.root .. "/lua"), t.quote(vkit.root .. "/policies"), t.quote(dir),
+      t.quote(dir .. "/" .. lib), t.quote(vkit.root .. "/" .. lib), t.quote(dir .. "/" .. lib))))
+    local rel = "lua/vkit/vac/failures.lua"
+    local source = t.slurp(vkit.root .. "/" .. rel)
+    assert.is_true(#source <= 4096, rel .. " no longer fits one atomic pipe write")
+    local fifo = dir .. "/" .. rel
+    assert(os.remove(fifo))
+    assert.is_true(os.execute("mkfifo " .. t.quote(fifo)))
+    -- the writer: the exact source in one write, then, once the reader has
+    -- taken it all (nothing left in the pipe), one more line
+    t.write(dir .. "/writer.py", ([[
+import fcntl, os, struct, sys, termios, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.write(fd, open(sys.argv[2], "rb").read())
+while struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0] > 0:
+    time.sleep(0.001)
+try:
+    os.write(fd, b"error('the file on disk')\n")
+except BrokenPipeError:
+    pass
+os.close(fd)
+]]))
+    local writer = io.popen(("/usr/bin/python3.11 %s %s %s"):format(t.quote(dir .. "/writer.py"), t.quote(fifo),
+      t.quote(vkit.root .. "/" .. rel)), "r")
+    t.write(dir .. "/s.lua", 'print(package.searchers[2]("vkit.vac.failures") == nil and "compiled" or "precompiled")')
+    local out = io.popen(("%s script %s"):format(t.quote(dir .. "/vkit"), t.quote(dir .. "/s.lua"))):read "a"
+    writer:read "a"
+    writer:close()
+    assert.equal("compiled\n", out)
   end)
 end)

@@ -117,16 +117,17 @@ describe("vkit.hash SHA-256", function()
 
   -- Which SHA-256 vkit computes is not for a configuration file to change:
   -- OPENSSL_CONF naming a file that loads a provider (code, run inside the
-  -- verifier) or one that does not even parse changes nothing.
+  -- verifier) changes nothing; read, it would fail the digest's fetch (the
+  -- module is not there), with diagnostics on or off.
   it("reads no OpenSSL configuration, whatever OPENSSL_CONF names", function()
     local dir, cleanup = t.tempdir()
     finally(cleanup)
-    t.write(dir .. "/broken.cnf", "this is [ not a configuration\n")
-    t.write(dir .. "/provider.cnf", table.concat({
-      "openssl_conf = init", "[init]", "providers = provs", "[provs]", "evil = evil_sect",
-      "[evil_sect]", "module = " .. dir .. "/evil.so", "activate = 1", "" }, "\n"))
+    local provider = { "openssl_conf = init", "[init]", "providers = provs", "[provs]", "evil = evil_sect",
+      "[evil_sect]", "module = " .. dir .. "/evil.so", "activate = 1", "" }
+    t.write(dir .. "/provider.cnf", table.concat(provider, "\n"))
+    t.write(dir .. "/diagnostics.cnf", "config_diagnostics = 1\n" .. table.concat(provider, "\n"))
     t.write(dir .. "/s.lua", 'print(require("vkit.hash").sha256 "abc")')
-    for _, conf in ipairs { "broken.cnf", "provider.cnf" } do
+    for _, conf in ipairs { "provider.cnf", "diagnostics.cnf" } do
       local ok, out = sh(("OPENSSL_CONF=%s %s script %s"):format(t.quote(dir .. "/" .. conf), t.quote(vkit.exe),
         t.quote(dir .. "/s.lua")))
       assert.is_true(ok, out)

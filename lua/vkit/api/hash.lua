@@ -1,7 +1,8 @@
 --- SHA-256 of bytes and files, incremental hashing, and the evidence digest.
 --
 -- Every digest is lowercase hexadecimal SHA-256 (FIPS 180-4), computed by
--- OpenSSL's libcrypto (EVP), linked into the executable.  A failure of
+-- OpenSSL's libcrypto (EVP), linked into the executable.  A failure inside
+-- OpenSSL itself raises ("SHA-256 failed"): a digest is never made up.  A failure of
 -- the environment or the data returns `nil, message, code`; misuse (a wrong
 -- argument type) raises.
 -- @module vkit.hash
