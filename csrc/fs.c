@@ -31,6 +31,9 @@
 #include <unistd.h>
 
 #define LOCK "vkit.fs.lock"
+/* Directory nesting a walk refuses beyond; policies/api.lua's
+ * walk_max_depth says the same (exported as max_walk_depth, held equal by
+ * tests/c_limits_spec.lua). */
 #define MAX_WALK_DEPTH 256
 
 static const char *kind_of(mode_t m, const char **type) {
@@ -515,5 +518,6 @@ int luaopen_vkit_fs(lua_State *L) {
   vkit_newclass(L, LOCK, lock_methods, lock_meta);
   vkit_fs_dir_register(L);
   luaL_newlib(L, fs_funcs);
+  vkit_setfield_int(L, "max_walk_depth", MAX_WALK_DEPTH);
   return 1;
 }

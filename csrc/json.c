@@ -51,6 +51,9 @@
  * so marking and classifying a table never looks a name up. */
 #define ARRAY_MT_UV lua_upvalueindex(1)
 #define OBJECT_MT_UV lua_upvalueindex(2)
+/* The depth a caller that names none gets; policies/api.lua's
+ * json_max_depth and json_max_depth_cap say the same (the module exports
+ * both, and tests/c_limits_spec.lua holds them equal). */
 #define DEFAULT_MAX_DEPTH 256
 /* The parser recurses once per level (~210 bytes of C stack a level here,
  * ~350 under ASan; 8 MiB overflowed at ~40,000 and ~22,000 levels), so the
@@ -2789,5 +2792,7 @@ int luaopen_vkit_json(lua_State *L) {
   lua_setfield(L, -2, "array_mt");
   luaL_getmetatable(L, OBJECT_MT);
   lua_setfield(L, -2, "object_mt");
+  vkit_setfield_int(L, "default_max_depth", DEFAULT_MAX_DEPTH);
+  vkit_setfield_int(L, "max_depth_cap", MAX_DEPTH_CAP);
   return 1;
 }

@@ -334,44 +334,34 @@ static int build_env(lua_State *L, int t, char ***out, Refusal *why) {
 
 /* ---- results ------------------------------------------------------------ */
 
-static void set_str(lua_State *L, const char *k, const char *v) {
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void set_int(lua_State *L, const char *k, lua_Integer v) {
-  lua_pushinteger(L, v);
-  lua_setfield(L, -2, k);
-}
-
 static void push_common(lua_State *L, const char *status) {
   lua_createtable(L, 0, 20);
-  set_str(L, "status", status);
+  vkit_setfield_str(L, "status", status);
   lua_pushboolean(L, 0);
   lua_setfield(L, -2, "truncated");
-  set_str(L, "stdout", "");
-  set_str(L, "stderr", "");
-  set_int(L, "wall_ms", 0);
-  set_int(L, "user_ms", 0);
-  set_int(L, "sys_ms", 0);
-  set_int(L, "max_rss_kb", 0);
-  set_int(L, "descendants_killed", 0);
-  set_int(L, "descendants_surviving", 0);
-  set_str(L, "sandbox", "none");
-  set_str(L, "isolation", "none");
-  set_str(L, "containment", "none");
+  vkit_setfield_str(L, "stdout", "");
+  vkit_setfield_str(L, "stderr", "");
+  vkit_setfield_int(L, "wall_ms", 0);
+  vkit_setfield_int(L, "user_ms", 0);
+  vkit_setfield_int(L, "sys_ms", 0);
+  vkit_setfield_int(L, "max_rss_kb", 0);
+  vkit_setfield_int(L, "descendants_killed", 0);
+  vkit_setfield_int(L, "descendants_surviving", 0);
+  vkit_setfield_str(L, "sandbox", "none");
+  vkit_setfield_str(L, "isolation", "none");
+  vkit_setfield_str(L, "containment", "none");
 }
 
 static void push_refusal(lua_State *L, const Refusal *why) {
   push_common(L, why->status);
-  set_str(L, "error", why->error);
-  set_str(L, "message", why->message);
-  if (why->err) set_str(L, "errno", vkit_errno_name(why->err));
+  vkit_setfield_str(L, "error", why->error);
+  vkit_setfield_str(L, "message", why->message);
+  if (why->err) vkit_setfield_str(L, "errno", vkit_errno_name(why->err));
   if (why->pin_path[0]) {
     lua_createtable(L, 0, 3);
-    set_str(L, "path", why->pin_path);
-    set_str(L, "expected", why->expected);
-    if (why->actual[0]) set_str(L, "actual", why->actual);
+    vkit_setfield_str(L, "path", why->pin_path);
+    vkit_setfield_str(L, "expected", why->expected);
+    if (why->actual[0]) vkit_setfield_str(L, "actual", why->actual);
     lua_setfield(L, -2, "pin");
   }
 }
@@ -383,32 +373,32 @@ static void push_result(lua_State *L, const Run *r) {
   const char *status = reasons[r->end_reason];
   if (!status) status = r->truncated ? "output-capped" : r->sig ? "signaled" : "exited";
   push_common(L, status);
-  if (r->waited && !r->sig) set_int(L, "code", r->code);
-  if (r->sig) set_int(L, "signal", r->sig);
+  if (r->waited && !r->sig) vkit_setfield_int(L, "code", r->code);
+  if (r->sig) vkit_setfield_int(L, "signal", r->sig);
   lua_pushlstring(L, r->out.p ? r->out.p : "", r->out.n);
   lua_setfield(L, -2, "stdout");
   lua_pushlstring(L, r->err.p ? r->err.p : "", r->err.n);
   lua_setfield(L, -2, "stderr");
   lua_pushboolean(L, r->truncated);
   lua_setfield(L, -2, "truncated");
-  set_int(L, "wall_ms", r->end - r->start);
-  set_int(L, "user_ms", tv_ms(r->ru.ru_utime));
-  set_int(L, "sys_ms", tv_ms(r->ru.ru_stime));
-  set_int(L, "max_rss_kb", r->ru.ru_maxrss);
-  set_int(L, "descendants_killed", r->descendants_killed);
-  set_int(L, "descendants_surviving", r->descendants_surviving);
-  set_str(L, "exe_sha256", r->exe_sha256);
-  set_str(L, "sandbox", r->sandbox);
+  vkit_setfield_int(L, "wall_ms", r->end - r->start);
+  vkit_setfield_int(L, "user_ms", tv_ms(r->ru.ru_utime));
+  vkit_setfield_int(L, "sys_ms", tv_ms(r->ru.ru_stime));
+  vkit_setfield_int(L, "max_rss_kb", r->ru.ru_maxrss);
+  vkit_setfield_int(L, "descendants_killed", r->descendants_killed);
+  vkit_setfield_int(L, "descendants_surviving", r->descendants_surviving);
+  vkit_setfield_str(L, "exe_sha256", r->exe_sha256);
+  vkit_setfield_str(L, "sandbox", r->sandbox);
   if (r->isolated) {
     lua_createtable(L, 0, 5);
-    set_str(L, "namespaces", r->iso_user_ns ? "mount pid network ipc uts cgroup user" : "mount pid network ipc uts cgroup");
-    set_str(L, "root", "private");
-    set_str(L, "syscalls", isolate_filter_name());
-    set_int(L, "uid", r->iso_uid);
-    set_int(L, "gid", r->iso_gid);
+    vkit_setfield_str(L, "namespaces", r->iso_user_ns ? "mount pid network ipc uts cgroup user" : "mount pid network ipc uts cgroup");
+    vkit_setfield_str(L, "root", "private");
+    vkit_setfield_str(L, "syscalls", isolate_filter_name());
+    vkit_setfield_int(L, "uid", r->iso_uid);
+    vkit_setfield_int(L, "gid", r->iso_gid);
     lua_setfield(L, -2, "isolation");
   }
-  set_int(L, "pid", r->pid);
+  vkit_setfield_int(L, "pid", r->pid);
 }
 
 /* ---- running ------------------------------------------------------------ */
@@ -527,7 +517,7 @@ static void finish(lua_State *L, int h, Run *r) {
   r->phase = PHASE_DONE;
   push_result(L, r);
   /* "cgroup" only when the cgroup held the whole tree to the end */
-  set_str(L, "containment", r->cg_used && !r->escaped ? "cgroup" : "best-effort");
+  vkit_setfield_str(L, "containment", r->cg_used && !r->escaped ? "cgroup" : "best-effort");
   lua_setiuservalue(L, h, UV_RESULT);
   free(r->out.p);
   free(r->err.p);
@@ -972,13 +962,13 @@ static int p_cgroup_available(lua_State *L) {
 static void push_stale(void *ctx, const StaleCgroup *cg) {
   lua_State *L = ctx;
   lua_createtable(L, 0, 6);
-  set_str(L, "path", cg->path);
-  set_int(L, "owner_pid", cg->owner);
-  set_int(L, "killed", cg->killed);
-  set_int(L, "surviving", cg->surviving);
+  vkit_setfield_str(L, "path", cg->path);
+  vkit_setfield_int(L, "owner_pid", cg->owner);
+  vkit_setfield_int(L, "killed", cg->killed);
+  vkit_setfield_int(L, "surviving", cg->surviving);
   lua_pushboolean(L, cg->removed);
   lua_setfield(L, -2, "removed");
-  if (cg->error[0]) set_str(L, "error", cg->error);
+  if (cg->error[0]) vkit_setfield_str(L, "error", cg->error);
   lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 }
 

@@ -136,37 +136,27 @@ static int ts_parse(lua_State *L) {
   return 1;
 }
 
-static void setstr(lua_State *L, const char *k, const char *v) {
-  lua_pushstring(L, v);
-  lua_setfield(L, -2, k);
-}
-
-static void setint(lua_State *L, const char *k, lua_Integer v) {
-  lua_pushinteger(L, v);
-  lua_setfield(L, -2, k);
-}
-
 static int ts_identity(lua_State *L) {
   const Grammar *g = checkgrammar(L, 1);
   const TSLanguage *lang = g->language();
   lua_createtable(L, 0, 3);
   lua_createtable(L, 0, 6);
-  setstr(L, "package", VKIT_TS_RUNTIME_PACKAGE);
-  setstr(L, "version", VKIT_TS_RUNTIME_VERSION);
-  setstr(L, "tarball_sha256", VKIT_TS_RUNTIME_TARBALL_SHA256);
-  setstr(L, "object_sha256", VKIT_TS_RUNTIME_OBJECT_SHA256);
-  setint(L, "language_abi", TREE_SITTER_LANGUAGE_VERSION);
-  setint(L, "min_compatible_abi", TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION);
+  vkit_setfield_str(L, "package", VKIT_TS_RUNTIME_PACKAGE);
+  vkit_setfield_str(L, "version", VKIT_TS_RUNTIME_VERSION);
+  vkit_setfield_str(L, "tarball_sha256", VKIT_TS_RUNTIME_TARBALL_SHA256);
+  vkit_setfield_str(L, "object_sha256", VKIT_TS_RUNTIME_OBJECT_SHA256);
+  vkit_setfield_int(L, "language_abi", TREE_SITTER_LANGUAGE_VERSION);
+  vkit_setfield_int(L, "min_compatible_abi", TREE_SITTER_MIN_COMPATIBLE_LANGUAGE_VERSION);
   lua_setfield(L, -2, "runtime");
   lua_createtable(L, 0, 6);
-  setstr(L, "package", g->package);
-  setstr(L, "version", g->version);
-  setstr(L, "tarball_sha256", g->tarball_sha256);
-  setstr(L, "object_sha256", g->object_sha256);
-  setint(L, "abi", ts_language_abi_version(lang));
-  setstr(L, "language", ts_language_name(lang) ? ts_language_name(lang) : "");
+  vkit_setfield_str(L, "package", g->package);
+  vkit_setfield_str(L, "version", g->version);
+  vkit_setfield_str(L, "tarball_sha256", g->tarball_sha256);
+  vkit_setfield_str(L, "object_sha256", g->object_sha256);
+  vkit_setfield_int(L, "abi", ts_language_abi_version(lang));
+  vkit_setfield_str(L, "language", ts_language_name(lang) ? ts_language_name(lang) : "");
   lua_setfield(L, -2, "grammar");
-  setstr(L, "build", VKIT_TS_BUILD);
+  vkit_setfield_str(L, "build", VKIT_TS_BUILD);
   return 1;
 }
 
@@ -233,12 +223,12 @@ static int tree_stats(lua_State *L) {
   }
   ts_tree_cursor_delete(&c);
   lua_createtable(L, 0, 5);
-  setint(L, "nodes", nodes);
-  setint(L, "depth", max_depth);
+  vkit_setfield_int(L, "nodes", nodes);
+  vkit_setfield_int(L, "depth", max_depth);
   lua_pushboolean(L, ts_node_has_error(root));
   lua_setfield(L, -2, "has_error");
-  if (over_nodes >= 0) setint(L, "nodes_exceeded_at", over_nodes);
-  if (over_depth >= 0) setint(L, "depth_exceeded_at", over_depth);
+  if (over_nodes >= 0) vkit_setfield_int(L, "nodes_exceeded_at", over_nodes);
+  if (over_depth >= 0) vkit_setfield_int(L, "depth_exceeded_at", over_depth);
   return 1;
 }
 
@@ -247,12 +237,12 @@ static void push_plain(lua_State *L, const TSTreeCursor *c) {
   TSNode n = ts_tree_cursor_current_node(c);
   const char *field = ts_tree_cursor_current_field_name(c);
   lua_createtable(L, 0, 8);
-  setstr(L, "kind", ts_node_type(n));
+  vkit_setfield_str(L, "kind", ts_node_type(n));
   lua_pushboolean(L, ts_node_is_named(n));
   lua_setfield(L, -2, "named");
-  setint(L, "start", ts_node_start_byte(n));
-  setint(L, "stop", ts_node_end_byte(n));
-  if (field) setstr(L, "field", field);
+  vkit_setfield_int(L, "start", ts_node_start_byte(n));
+  vkit_setfield_int(L, "stop", ts_node_end_byte(n));
+  if (field) vkit_setfield_str(L, "field", field);
   if (ts_node_is_error(n)) {
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "error");

@@ -179,6 +179,16 @@ int vkit_sha256_fd(int fd, unsigned char digest[32], long long *size) {
 
 const char *vkit_crypto_version(void) { return OpenSSL_version(OPENSSL_VERSION); }
 
+void vkit_setfield_str(lua_State *L, const char *k, const char *v) {
+  lua_pushstring(L, v);
+  lua_setfield(L, -2, k);
+}
+
+void vkit_setfield_int(lua_State *L, const char *k, lua_Integer v) {
+  lua_pushinteger(L, v);
+  lua_setfield(L, -2, k);
+}
+
 void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
                    const luaL_Reg *metamethods) {
   luaL_newmetatable(L, name);

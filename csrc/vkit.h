@@ -77,6 +77,10 @@ void vkit_newclass(lua_State *L, const char *name, const luaL_Reg *methods,
  * first use), has only __gc = gc: memory that an error must not leak. */
 void *vkit_newgcdata(lua_State *L, size_t size, const char *name, lua_CFunction gc);
 
+/* t[k] = v for the table on the top of the stack. */
+void vkit_setfield_str(lua_State *L, const char *k, const char *v);
+void vkit_setfield_int(lua_State *L, const char *k, lua_Integer v);
+
 /* Integer field of table at idx, or def when absent; raises on a bad type. */
 lua_Integer vkit_optintfield(lua_State *L, int idx, const char *k, lua_Integer def);
 

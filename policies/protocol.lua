@@ -23,6 +23,22 @@ return {
     max_deadline_ms = 3600 * 1000,
     grace_ms = 2000,
   },
+  -- What one manifest or component policy may hold (lua/vkit/protocol/manifest.lua)
+  schema = {
+    max_name_bytes = 128,                       -- a component or check id
+    max_components = 10000,
+    max_argv = 256,                             -- a command's argv entries
+    max_arg_bytes = 4096,                       -- one argv entry
+    max_dependencies = 1024,                    -- pinned files of a command, and trusted tools
+    max_checks = 1024,
+    max_obligations = 4096,
+    max_obligation_bytes = 256,
+    max_assumptions = 1024,
+    max_text_bytes = 4096,                      -- one assumption, the model scope
+    max_assurance_bytes = 128,
+    max_evidence = 4096,                        -- evidence paths of one check
+    max_inputs = 100000,                        -- files of a component's package
+  },
   -- Landlock, where the kernel offers it (optional: elsewhere the commands
   -- run unconfined and logs/<role>.json says sandbox "none"): the producer
   -- may write only beneath evidence/ and producer/, the checker only

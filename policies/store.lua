@@ -3,6 +3,7 @@ return {
   max_attempts = 3,          -- a run whose worker died is retried as a new attempt up to this many times
   max_wait_seconds = 60,     -- --wait / run_wait bound
   poll_ms = 100,             -- how often waiting callers and workers re-read state (file store)
+  max_record_bytes = 16 * 1024 * 1024, -- one retained JSON record read for a report (vkit.report.records)
   handlers = {               -- job kind -> Lua module with run(job, ctx)
     ["external-check"] = "vkit.protocol.job",
     ["external-replay"] = "vkit.protocol.job",

@@ -24,6 +24,15 @@ local function convert(name, kind, text)
   error("unknown option kind " .. tostring(kind))
 end
 
+--- Does argv ask for help (--help or -h) before any "--"?
+function M.wants_help(argv)
+  for _, a in ipairs(argv) do
+    if a == "--" then return false end
+    if a == "--help" or a == "-h" then return true end
+  end
+  return false
+end
+
 function M.parse(argv, spec)
   local flags, options = spec.flags or {}, spec.options or {}
   local opts, positional = {}, {}

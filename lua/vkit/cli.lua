@@ -24,6 +24,7 @@
 --     (the host may accept it with --trust-candidate-code: then 0)
 local fs = require "vkit.fs"
 local boot = require "vkit.boot"
+local args = require "vkit.args"
 
 local M = {}
 
@@ -74,15 +75,6 @@ function M.open_store(project, opts)
                                                        lease_seconds = opts.lease_seconds })
   if not ok then return nil, M.fail(M.EXIT.infrastructure, "cannot open the job store of %s: %s", project, tostring(store)) end
   return store
-end
-
--- Whether argv asks for help before any "--".
-local function wants_help(argv)
-  for _, a in ipairs(argv) do
-    if a == "--" then return false end
-    if a == "--help" or a == "-h" then return true end
-  end
-  return false
 end
 
 --- Names of all subcommands, sorted.
@@ -142,7 +134,7 @@ function M.main(argv)
   local command = M.load_command(name)
   if not command then return M.usage_error(("unknown subcommand %q"):format(name)) end
   local rest = table.move(argv, 2, #argv, 1, {})
-  if command.usage and wants_help(rest) and not command.own_help then
+  if command.usage and args.wants_help(rest) and not command.own_help then
     local action = command.help and rest[1] and command.help[rest[1]]
     io.stdout:write(action or command.usage, "\n")
     return 0

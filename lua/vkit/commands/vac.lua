@@ -282,14 +282,6 @@ end
 
 local SUB = { verify = verify, conformance = conformance, draft = draft, registry = registry }
 
-local function wants_help(argv)
-  for _, a in ipairs(argv) do
-    if a == "--" then return false end
-    if a == "--help" or a == "-h" then return true end
-  end
-  return false
-end
-
 function M.run(argv)
   local name = argv[1]
   local rest = table.move(argv, 2, #argv, 1, {})
@@ -303,7 +295,7 @@ function M.run(argv)
     for _, a in ipairs(rest) do wants_json = wants_json or a == "--json" end
     return fail({ json = wants_json }, 2, "usage", ("unknown vac command %q"):format(name), "vac")
   end
-  if wants_help(rest) then
+  if args.wants_help(rest) then
     io.stdout:write(HELP[name], "\n")
     return 0
   end

@@ -40,6 +40,7 @@ local policy = require("vkit.policy").protocol
 local M = {}
 
 local normal_path = S.normal_path
+local sizes = policy.schema
 
 -- An absolute path is normal when its remainder is a normal relative path.
 local function check_absolute(p)
@@ -59,20 +60,21 @@ end)
 
 local pin = S.object { path = normal_path, sha256 = S.sha256 }
 local dependency = S.object { path = dependency_path, sha256 = S.sha256 }
-local name = S.string { pattern = "^[%w][%w._-]*$", max = 128, what = "a name of letters, digits, '.', '_' or '-'" }
+local name = S.string { pattern = "^[%w][%w._-]*$", max = sizes.max_name_bytes,
+                        what = "a name of letters, digits, '.', '_' or '-'" }
 
 local command = S.object {
   executable = S.object { path = absolute_path, sha256 = S.sha256 },
-  argv = S.array(S.string { max = 4096 }, { min = 1, max = 256 }),
-  dependencies = S.array(dependency, { max = 1024, unique = true }),
-  trusted_tool_dependencies = S.array(dependency, { max = 1024, unique = true }),
+  argv = S.array(S.string { max = sizes.max_arg_bytes }, { min = 1, max = sizes.max_argv }),
+  dependencies = S.array(dependency, { max = sizes.max_dependencies, unique = true }),
+  trusted_tool_dependencies = S.array(dependency, { max = sizes.max_dependencies, unique = true }),
   deadline_ms = S.integer { min = 1, max = policy.caps.max_deadline_ms },
 }
 
 M.manifest_schema = S.object {
   schema_version = S.const(2),
   components = S.map(S.object { claim_version = S.integer(), policy = pin, package = pin },
-                     { key_pattern = "^[%w][%w._-]*$", key_what = "a component name", max = 10000 }),
+                     { key_pattern = "^[%w][%w._-]*$", key_what = "a component name", max = sizes.max_components }),
 }
 
 M.policy_schema = S.object {
@@ -82,21 +84,22 @@ M.policy_schema = S.object {
     id = name,
     claim = S.object {
       specification = normal_path,
-      obligations = S.array(S.string { min = 1, max = 256 }, { min = 1, max = 4096, unique = true }),
-      assumptions = S.array(S.string { max = 4096 }, { max = 1024 }),
-      model_scope = S.string { max = 4096 },
+      obligations = S.array(S.string { min = 1, max = sizes.max_obligation_bytes },
+                            { min = 1, max = sizes.max_obligations, unique = true }),
+      assumptions = S.array(S.string { max = sizes.max_text_bytes }, { max = sizes.max_assumptions }),
+      model_scope = S.string { max = sizes.max_text_bytes },
     },
-    assurance = S.string { min = 1, max = 128 },
-    evidence = S.array(normal_path, { min = 1, max = 4096, unique = true }),
+    assurance = S.string { min = 1, max = sizes.max_assurance_bytes },
+    evidence = S.array(normal_path, { min = 1, max = sizes.max_evidence, unique = true }),
     producer = command,
     checker = command,
-  }, { min = 1, max = 1024 }),
+  }, { min = 1, max = sizes.max_checks }),
 }
 
 M.package_schema = S.object {
   schema_version = S.const(1),
   component = name,
-  inputs = S.array(normal_path, { max = 100000, unique = true }),
+  inputs = S.array(normal_path, { max = sizes.max_inputs, unique = true }),
 }
 
 local function refuse(code, fmt, ...)

@@ -5,10 +5,11 @@
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local hash = require "vkit.hash"
+local policy = require("vkit.policy").store
 
 local M = {}
 
-M.CAP = 16 * 1024 * 1024
+M.CAP = policy.max_record_bytes
 
 function M.read_json(path)
   local bytes = fs.read(path, M.CAP, { nofollow = true })

@@ -13,6 +13,7 @@ local fs = require "vkit.fs"
 local hash = require "vkit.hash"
 local json = require "vkit.json"
 local jsonload = require "vkit.vac.jsonload"
+local value = require "vkit.vac.value"
 local policy = require("vkit.policy").vac
 
 local kind = json.kind
@@ -111,6 +112,22 @@ function Source:json(rel, want)
   local v, class, detail = jsonload.file(self:path(rel), self.pins[rel])
   if not loaded(self, rel, v ~= nil, class, detail) then return nil end
   return shaped(self, rel, want, v)
+end
+
+--- The preamble of a profile that counts rows: the artifact rel, a JSON
+--  object, and its member key, an array of objects (non-empty when
+--  opts.nonempty): data, rows; or nil, the failure named (an unreadable
+--  artifact as Source:json names it; otherwise artifact-unparsable,
+--  "<rel>: no <key>[] array", then opts.hint when given).
+function Source:object_rows(rel, key, opts)
+  local data = self:json(rel, "object")
+  if not data then return nil end
+  local rows = data[key]
+  if not (value.is_array(rows) and (not (opts and opts.nonempty) or #rows > 0) and value.all_objects(rows)) then
+    self.failures:addf("artifact-unparsable", "%s: no %s[] array%s", rel, key, opts and opts.hint or "")
+    return nil
+  end
+  return data, rows
 end
 
 --- Source:json, and the keys of its top-level object member in document

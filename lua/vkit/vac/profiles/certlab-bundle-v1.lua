@@ -43,13 +43,8 @@ end
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
   local rel = check.artifact
-  local data = ctx.source:json(rel, "object")
+  local data, verdicts = ctx.source:object_rows(rel, "verdicts")
   if not data then return nil end
-  local verdicts = data.verdicts
-  if not (value.is_array(verdicts) and value.all_objects(verdicts)) then
-    fails:addf("artifact-unparsable", "%s: no verdicts[] array", rel)
-    return nil
-  end
   local recomputed = { verdicts = #verdicts }
   for _, k in ipairs(COUNTS) do
     local n = 0

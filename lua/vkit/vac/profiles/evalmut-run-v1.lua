@@ -190,13 +190,9 @@ end
 function M.recompute(ctx)
   local check, fails = ctx.check, ctx.failures
   local art = check.artifact
-  local data = ctx.source:json(art, "object")
+  local data, rows = ctx.source:object_rows(art, "results",
+    { hint = " (evalmut-run-v1 requires the --json --all payload)" })
   if not data then return nil end
-  local rows = data.results
-  if not (value.is_array(rows) and value.all_objects(rows)) then
-    fails:addf("artifact-unparsable", "%s: no results[] array (evalmut-run-v1 requires the --json --all payload)", art)
-    return nil
-  end
   local tally, holes = data.tally, data.holes
   if kind(tally) ~= "object" then
     fails:addf("artifact-unparsable", "%s: no tally object", art)
