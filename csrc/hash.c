@@ -30,7 +30,7 @@ static int hash_sha256(lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &len);
   unsigned char md[32];
   char hex[65];
-  if (vkit_sha256(s, len, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (vkit_sha256(s, len, md) != 0) return luaL_error(L, VKIT_SHA256_FAILED);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -75,7 +75,7 @@ static int hash_new(lua_State *L) {
   Hasher *h = lua_newuserdatauv(L, sizeof *h, 0);
   h->ctx = NULL;
   luaL_setmetatable(L, HASHER); /* before the context: __gc frees it on any error */
-  if (!(h->ctx = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (!(h->ctx = vkit_sha256_new())) return luaL_error(L, VKIT_SHA256_FAILED);
   return 1;
 }
 
@@ -94,7 +94,7 @@ static int hasher_hexdigest(lua_State *L) {
   VkitSha256 *copy = vkit_sha256_copy(h->ctx);
   unsigned char md[32];
   char hex[65];
-  if (!copy || vkit_sha256_final(copy, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (!copy || vkit_sha256_final(copy, md) != 0) return luaL_error(L, VKIT_SHA256_FAILED);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;
@@ -168,7 +168,7 @@ static int hash_evidence_digest(lua_State *L) {
     if (cmp_pair(&pairs[i - 1], &pairs[i]) == 0)
       return vkit_fail(L, "duplicate-evidence-path", "evidence path listed twice: %s", pairs[i].path);
   VkitSha256 *ctx = vkit_sha256_new();
-  if (!ctx) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (!ctx) return luaL_error(L, VKIT_SHA256_FAILED);
   for (lua_Integer i = 0; i < n; i++) {
     vkit_sha256_update(ctx, pairs[i].path, pairs[i].len);
     vkit_sha256_update(ctx, "\0", 1);
@@ -177,7 +177,7 @@ static int hash_evidence_digest(lua_State *L) {
   }
   unsigned char md[32];
   char hex[65];
-  if (vkit_sha256_final(ctx, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (vkit_sha256_final(ctx, md) != 0) return luaL_error(L, VKIT_SHA256_FAILED);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;

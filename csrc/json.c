@@ -1076,7 +1076,7 @@ static int push_mismatch(lua_State *L, const char *pin, const char *hex) {
 static int pin_mismatch(lua_State *L, const void *bytes, size_t len, const char *pin) {
   unsigned char md[32];
   char hex[65];
-  if (vkit_sha256(bytes, len, md) != 0) luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (vkit_sha256(bytes, len, md) != 0) luaL_error(L, VKIT_SHA256_FAILED);
   vkit_hex(md, 32, hex);
   if (memcmp(hex, pin, 64) == 0) return 0;
   push_mismatch(L, pin, hex);
@@ -1915,7 +1915,7 @@ static int read_chunked(lua_State *L, const char *path, lua_Integer max, int nof
     return -1;
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  if (pin && !(c->sha = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (pin && !(c->sha = vkit_sha256_new())) return luaL_error(L, VKIT_SHA256_FAILED);
   c->chunks = vkit_chunks_start(fd, chunk, chunk, 1, c->sha);
   int status = -1;
   Parser ps;
@@ -2058,7 +2058,7 @@ static int json_read(lua_State *L) {
   int concurrent = pin && buf->len >= ((size_t)1 << 20) && lua_isnil(L, 5) && lua_isnil(L, 7);
   if (pin && !concurrent && pin_mismatch(L, buf->data, buf->len, pin)) return 4; /* nothing is parsed */
   if (concurrent) {
-    if (!(job.ctx = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+    if (!(job.ctx = vkit_sha256_new())) return luaL_error(L, VKIT_SHA256_FAILED);
     hash_job_start(&job, buf->data, buf->len);
   }
   Parser ps;
@@ -2239,7 +2239,7 @@ static int json_lines(lua_State *L) {
   r->breaks = breaks;
   if (pin) {
     memcpy(r->pin, pin, 65);
-    if (!(r->hash = vkit_sha256_new())) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+    if (!(r->hash = vkit_sha256_new())) return luaL_error(L, VKIT_SHA256_FAILED);
   }
   struct stat st;
   int fd = vkit_open_regular(L, path, nofollow, &st); /* a FIFO cannot hang the open */
@@ -2573,7 +2573,7 @@ static int json_digest(lua_State *L) {
   Out *o = encode_to_out(L, &st);
   unsigned char md[32];
   char hex[65];
-  if (vkit_sha256(o->data ? o->data : "", o->len, md) != 0) return luaL_error(L, "SHA-256 failed (OpenSSL or memory)");
+  if (vkit_sha256(o->data ? o->data : "", o->len, md) != 0) return luaL_error(L, VKIT_SHA256_FAILED);
   vkit_hex(md, 32, hex);
   lua_pushstring(L, hex);
   return 1;

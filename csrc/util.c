@@ -67,7 +67,9 @@ void vkit_hex(const unsigned char *bytes, size_t n, char *out) {
 
 /*
  * SHA-256 is OpenSSL's, through EVP.  The digest is fetched once, at the
- * first hash (no start-up cost for a command that hashes nothing), from
+ * first hash (a command that hashes nothing sets up no provider; the
+ * library's own start, its tables relocated at exec, every command pays:
+ * docs/vac-performance.md, "OpenSSL's start"), from
  * the default provider with OpenSSL's configuration file NOT read: which
  * SHA-256 vkit computes is not for openssl.cnf or OPENSSL_CONF to change
  * (a provider loaded by a configuration is code run inside the verifier),

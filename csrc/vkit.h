@@ -66,6 +66,9 @@ int vkit_sha256_final(VkitSha256 *ctx, unsigned char digest[32]);
 VkitSha256 *vkit_sha256_copy(const VkitSha256 *ctx);
 void vkit_sha256_free(VkitSha256 *ctx);
 
+/* The one message for a SHA-256 that could not be computed. */
+#define VKIT_SHA256_FAILED "SHA-256 failed (OpenSSL or memory)"
+
 /* OpenSSL's version text ("OpenSSL 3.0.x ..."), for `vkit version`. */
 const char *vkit_crypto_version(void);
 
