@@ -14,4 +14,7 @@ return {
   -- how often a long wait reaps orphans that died on their own.
   kill_wait_ms = 5 * 1000,
   reap_interval_ms = 100,
+  -- A job's process (vkit.proc.run_cancellable) asks this often whether
+  -- its run was cancelled: the longest a cancelled run's process runs on.
+  cancel_poll_ms = 100,
 }

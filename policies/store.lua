@@ -7,7 +7,7 @@ return {
   handlers = {               -- job kind -> Lua module with run(job, ctx)
     ["external-check"] = "vkit.protocol.job",
     ["external-replay"] = "vkit.protocol.job",
-    ["change-certify"] = "vkit.change.job",
+    ["change-certify"] = "vkit.certify.job",
     ["probe"] = "vkit.store.probe",    -- a diagnostic job: waits, honours cancellation, runs nothing
   },
   -- Leases (PostgreSQL; the file store's lease is the run's flock).

@@ -3,7 +3,7 @@
 local vkit = require "vkit"
 local combine = require("vkit.change.combine").combine
 local coverage = require "vkit.change.coverage"
-local change_cli = require "vkit.change.cli"
+local exit = require "vkit.cli.exit"
 local outcomes = vkit.policies.change.outcomes
 
 local function r(method, status, checked, accepted, admitted)
@@ -13,7 +13,7 @@ local function r(method, status, checked, accepted, admitted)
 end
 
 local function exit_of(outcome)
-  return change_cli.exit_code { state = { status = "done", outcome = outcome } }
+  return exit.change_exit { state = { status = "done", outcome = outcome } }
 end
 
 describe("the combiner", function()
@@ -97,8 +97,8 @@ describe("the combiner", function()
       if o.exit == 0 then assert.matches("every accepted input", o.meaning, word) end
     end
     assert.equal(1, exit_of "a word nobody defined")
-    assert.equal(4, change_cli.exit_code { state = { status = "running" } })
-    assert.equal(3, change_cli.exit_code { state = { status = "failed" } })
+    assert.equal(4, exit.change_exit { state = { status = "running" } })
+    assert.equal(3, exit.change_exit { state = { status = "failed" } })
   end)
 end)
 

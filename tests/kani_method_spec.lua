@@ -10,8 +10,8 @@ local t = require "tests.support.run"
 local intents = require "tests.support.intents"
 local kani_support = require "tests.kani_support"
 local toolchain = require "vkit.relational.toolchain"
-local certify = require "vkit.change.certify"
-local change_cli = require "vkit.change.cli"
+local certify = require "vkit.certify"
+local change_runs = require "vkit.runs.change"
 
 local SOURCES = intents.SOURCES.rust
 
@@ -127,7 +127,7 @@ describe("a Kani toolchain pin", function()
     assert.same({}, require("vkit.store").open(p.dir .. "/project"):list(), "no run was queued")
     -- the MCP tool submits through the same check
     local store = require("vkit.store").open(p.dir .. "/project")
-    local id, message = change_cli.submit(store, { request = json.decode(p.request(p.target)), trusted_target = p.target,
+    local id, message = change_runs.submit(store, { request = json.decode(p.request(p.target)), trusted_target = p.target,
                                                    kani_toolchain = json.decode '{"launcher": "/bin/true"}' })
     assert.is_nil(id)
     assert.matches("not a closed%-format pin", message)

@@ -383,17 +383,17 @@ describe("seed 001: --wait", function()
 
   it("defaults to zero for vkit change certify", function()
     local project = idle_project()
-    local change_cli = require "vkit.change.cli"
+    local change_runs = require "vkit.runs.change"
     local command = require "vkit.commands.change"
     local argv = { "certify", "--project", project, "--request", p.dir .. "/request.json", "--trusted-target", p.target,
                    "--json" }
-    local seen, code = recording(change_cli, "wait", 3, function() return command.run(argv) end)
+    local seen, code = recording(change_runs, "wait", 3, function() return command.run(argv) end)
     assert.same({ 0 }, seen)
     assert.equal(4, code)   -- returned at once, the run still queued
     -- an explicit --wait is what it waits
     argv[#argv + 1] = "--wait"
     argv[#argv + 1] = "0.05"
-    seen = recording(change_cli, "wait", 3, function() return command.run(argv) end)
+    seen = recording(change_runs, "wait", 3, function() return command.run(argv) end)
     assert.same({ 0.05 }, seen)
     local store = store_mod.open(project)
     local ids = store:list()

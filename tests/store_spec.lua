@@ -48,7 +48,7 @@ describe("the job store", function()
     assert.is_nil(text)
     assert.equal("too-large", code)
     local echoed = {}
-    require("vkit.change.cli").wait(store, id, 0, function(s) echoed[#echoed + 1] = s end)
+    require("vkit.runs.change").wait(store, id, 0, function(s) echoed[#echoed + 1] = s end)
     assert.same({ ("(the progress of attempt 1 passed %d bytes: the whole of it is the retained progress.log)\n")
       :format(cap) }, echoed)
   end)

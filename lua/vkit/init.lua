@@ -12,7 +12,7 @@
 --    print(vkit.hash.sha256 "abc", vkit.json.encode { ok = true })
 --
 -- @module vkit
-local boot = require "vkit.boot"
+local core = require "vkit.core"
 
 -- The public modules: the name scripts use and the module behind it, each
 -- loaded on first use.
@@ -74,21 +74,14 @@ local PUBLIC = {
 -- policy or entry raises rather than reading as "no limit".
 -- @field policies
 
--- boot.libgit2 loads libgit2 when read: read it only when asked for.
-local versions = setmetatable({ vkit = boot.version, lua = boot.lua, openssl = boot.openssl }, {
-  __index = function(t, key)
-    if key ~= "libgit2" then return nil end
-    rawset(t, key, boot.libgit2)
-    return rawget(t, key)
-  end,
-})
-
+-- The facts and the policies are vkit.core's, which library modules use
+-- instead of this table (it loads everything above them).
 local modules = {}
 for name in pairs(PUBLIC) do modules[#modules + 1] = name end
 table.sort(modules)
 
-local vkit = { version = boot.version, exe = boot.exe, root = boot.root, versions = versions,
-               policies = require "vkit.policy" }
+local vkit = { version = core.version, exe = core.exe, root = core.root, versions = core.versions,
+               policies = core.policies }
 
 return setmetatable(vkit, {
   -- The names __index would load, for the REPL's completion.

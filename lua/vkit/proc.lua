@@ -142,4 +142,18 @@ function M.reap_stale_cgroups()
   return process.reap_stale_cgroups(policies.proc.kill_wait_ms)
 end
 
+--- Runs a process to its end, stopping it (and its whole tree) when
+--  cancelled() says so: spawn, then wait in steps of
+--  policies/proc.lua's cancel_poll_ms, asking between steps.  A job's
+--  handlers and the library's in-process certification both run their
+--  processes through this.
+function M.run_cancellable(spec, cancelled)
+  local handle <close> = M.spawn(spec)
+  while true do
+    local result = handle:wait(policies.proc.cancel_poll_ms)
+    if result then return result end
+    if cancelled() then handle:cancel() end
+  end
+end
+
 return M

@@ -3,6 +3,15 @@ local json = require "vkit.json"
 
 local M = {}
 
+--- The keys of a table, sorted: the order every listing, report and
+--  graph that must read the same on every run uses.
+function M.sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
 --- A plain deep copy, read through pairs (so frozen policy views copy
 --  too).  JSON array/object marks are kept; other metatables are not.
 function M.copy(value)

@@ -137,14 +137,14 @@ function M.certify_cli(p, request_path, extra, as_json)
   if r.code ~= 4 then return r end
   local id = as_json and json.decode(r.stdout).run_id or r.stdout:match "^run (%S+):"
   local store = require("vkit.store").open(project)
-  local change_cli = require "vkit.change.cli"
+  local change_runs = require "vkit.runs.change"
   local run = assert(store:get(id))
   for _ = 1, 20 do
     if require("vkit.store").TERMINAL[run.state.status] then break end
     t.vkit { "run", "wait", "--run", id, "--project", project, "--wait", "60" }
     run = assert(store:get(id))
   end
-  local shadow = change_cli.shadow(store, run)
+  local shadow = change_runs.shadow(store, run)
   if as_json then
     r.stdout = json.encode(shadow, { indent = 2 }) .. "\n"
   else
@@ -152,7 +152,7 @@ function M.certify_cli(p, request_path, extra, as_json)
     local report = require "vkit.report"
     r.stdout = report.render(assert(report.model(store, run)), "text")
   end
-  r.code = change_cli.exit_code(run)
+  r.code = require("vkit.cli.exit").change_exit(run)
   return r
 end
 

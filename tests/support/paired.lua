@@ -1,6 +1,6 @@
 --- Running paired execution and change analysis directly in a spec.
 local vkit = require "vkit"
-local worker = require "vkit.store.worker"
+local proc = require "vkit.proc"
 local analysis = require "vkit.change.analysis"
 local preflight = require("vkit.change").preflight
 
@@ -8,7 +8,7 @@ local M = {}
 
 function M.ctx()
   local never = function() return false end
-  return { cancelled = never, run_process = function(spec) return worker.run_process(spec, never) end }
+  return { cancelled = never, run_process = function(spec) return proc.run_cancellable(spec, never) end }
 end
 
 --- Which side a launch of a native method is for, from the capture its

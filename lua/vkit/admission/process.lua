@@ -12,7 +12,7 @@
 -- crash, deadline, capped output, non-zero exit or malformed response
 -- fails admission; it never admits.  The deadline and cap bound time and
 -- output only: there is no OS memory quota.
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 
 local M = {}
 

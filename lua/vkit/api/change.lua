@@ -292,7 +292,7 @@ end
 -- methods = {{method, result, reason, report, report_sha256, coverage, cuts, budget},...},
 -- blocked, target, candidate, source_proof = false, approval_authority = false}`
 function M.result(store, run)
-  return require("vkit.change.cli").shadow(handles.internal(store), run)
+  return require("vkit.runs.change").shadow(handles.internal(store), run)
 end
 
 --- The exit status `vkit change certify` gives a run: 0 only when every accepted
@@ -301,7 +301,7 @@ end
 -- @tparam table run
 -- @treturn integer
 function M.exit_code(run)
-  return require("vkit.change.cli").exit_code(run)
+  return require("vkit.cli.exit").change_exit(run)
 end
 
 --- A cut in words: "max_inputs 301 cut to 26 by the 128-invocation budget".

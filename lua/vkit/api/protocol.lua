@@ -9,17 +9,18 @@
 -- not isolated).
 -- @module vkit.protocol
 local authoring = require "vkit.protocol.authoring"
-local protocol_cli = require "vkit.protocol.cli"
+local claims = require "vkit.protocol.claims"
+local exit = require "vkit.cli.exit"
 
 local M = {}
 
 --- What a PASS establishes, in one sentence (printed by `vkit verify`).
 -- @field ESTABLISHES
-M.ESTABLISHES = protocol_cli.ESTABLISHES
+M.ESTABLISHES = claims.ESTABLISHES
 
 --- What a PASS does not establish (printed by `vkit verify`).
 -- @field DOES_NOT_ESTABLISH
-M.DOES_NOT_ESTABLISH = protocol_cli.DOES_NOT
+M.DOES_NOT_ESTABLISH = claims.DOES_NOT
 
 --- A manifest entry: the component policy, the package and
 -- `verification/manifest.json`, every executable and dependency pinned by
@@ -75,7 +76,7 @@ end
 -- @tparam {table,...} runs as `store:get` returns them
 -- @treturn integer
 function M.exit_code(runs)
-  return protocol_cli.exit_code(runs)
+  return exit.external_exit(runs)
 end
 
 return M

@@ -76,14 +76,14 @@ SUBMIT["change-certify"] = function(store, fields)
     for k, v in pairs(fields) do copy[k] = v end
     copy.request, fields = request, copy
   end
-  local id, message, code = require("vkit.change.cli").submit(store, fields)
+  local id, message, code = require("vkit.runs.change").submit(store, fields)
   if not id then return nil, message, code end
   return { id }
 end
 
 SUBMIT["external-check"] = function(store, fields)
   if type(fields.component) ~= "string" then error("external-check needs fields.component", 3) end
-  local ids, message, code = require("vkit.protocol.cli").submit_component(store, store.project, fields.component,
+  local ids, message, code = require("vkit.runs.external").submit_component(store, store.project, fields.component,
     { policy_sha256 = fields.policy_sha256, package_sha256 = fields.package_sha256 })
   if not ids then return nil, message, code end
   store:ensure_worker()
@@ -94,7 +94,7 @@ SUBMIT["external-replay"] = function(store, fields)
   local original, message, code = store:get(fields.run)
   if not original then return nil, message, code end
   local id
-  id, message, code = require("vkit.protocol.cli").submit_replay(store, original)
+  id, message, code = require("vkit.runs.external").submit_replay(store, original)
   if not id then return nil, message, code end
   return { id }
 end
@@ -156,7 +156,7 @@ function Store:wait(id, seconds, opts)
   local run, message, code = internal:get(id)
   if not run then return nil, message, code end
   if opts and opts.progress then
-    return require("vkit.change.cli").wait(internal, id, seconds, opts.progress)
+    return require("vkit.runs.change").wait(internal, id, seconds, opts.progress)
   end
   return internal:wait(id, seconds)
 end

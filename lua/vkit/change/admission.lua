@@ -20,7 +20,7 @@
 --    ({sha256, files}), process}
 -- A failed admission process (crash, deadline, malformed answer) never
 -- admits.
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 local json = require "vkit.json"
 local hash = require "vkit.hash"
 local process = require "vkit.admission.process"

@@ -34,6 +34,7 @@
 --                           isolation, raised, or budget/deadline/cancelled
 --   infrastructure_failure  build, launch, protocol, pin, source or
 --                           retained-artifact check failed
+local boot = require "vkit.boot"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
@@ -58,9 +59,8 @@ M.STATUSES = { "all_inputs_conform", "observed_violation", "unknown", "infrastru
 local SIDES = sides_mod.SIDES
 
 function M.runner_identity()
-  local vkit = require "vkit"
-  return { runner = "vkit-exhaustive-u32", vkit_version = vkit.version,
-           vkit_exe_sha256 = assert(require("vkit.hash").file(vkit.exe)),
+  return { runner = "vkit-exhaustive-u32", vkit_version = boot.version,
+           vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
            code = sides_mod.code_identity { "exhaustive", "batches", "batch_drivers", "runner", "sides", "drivers",
                                             "toolchain", "assess", "contract", "ranges", "artifacts" } }
 end

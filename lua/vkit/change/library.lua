@@ -17,6 +17,7 @@
 -- they accept only a BoundChangeRequest preflight returned, unchanged.
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
+local proc = require "vkit.proc"
 local preflight = require("vkit.change.preflight").preflight
 local limits = require("vkit.policy").limits.paired
 
@@ -52,10 +53,9 @@ local function bind(project, request, trusted_target, opts)
   local bound, message, code = preflight(repo, request, trusted_target)
   if not bound then return nil, message, code end
   local cancelled = opts.cancelled or never
-  local worker = require "vkit.store.worker"
   return bound, {
     repo = repo, dir = opts.dir, progress = opts.progress, run_id = opts.run_id, max_invocations = opts.max_invocations,
-    ctx = { cancelled = cancelled, run_process = function(spec) return worker.run_process(spec, cancelled) end },
+    ctx = { cancelled = cancelled, run_process = function(spec) return proc.run_cancellable(spec, cancelled) end },
     deadline_at = sys.monotonic_ms() + (opts.deadline_ms or limits.deadline_ms),
   }
 end

@@ -9,32 +9,33 @@
 --                   compiled natively over every accepted input (Rust)
 --   rust_kani       seed 001's Kani relational proof (Rust, native x86-64
 --                   Linux, a host-supplied closed-format toolchain pin)
--- Method modules load only when a method runs.
+-- The module that runs each is vkit.certify's (RUNNERS): the methods sit
+-- above this list, which reports and the command line also read.
 local M = {}
 
 M.NAMES = { "auto", "finite_paired", "exhaustive", "rust_exhaustive", "rust_kani" }
 
 M.LIST = {
   finite_paired = {
-    module = "vkit.change.method_paired", scope = "sampled", seed = true,
+    scope = "sampled", seed = true,
     not_established = "finite_paired results are sampled native observations of accepted inputs: they do not cover "
       .. "omitted inputs, prove deterministic behaviour, establish native compiler correspondence, or grant approval.",
   },
   exhaustive = {
-    module = "vkit.change.exhaustive", scope = "all_inputs", seed = false,
+    scope = "all_inputs", seed = false,
     not_established = "exhaustive ran every accepted input natively in batch processes, each side at least twice in "
       .. "two orders, under the pinned tools: it does not establish behaviour outside the accepted inputs, under other "
       .. "tools, builds or environments, determinism beyond the runs made, a source proof, or approval.",
   },
   rust_exhaustive = {
-    module = "vkit.relational.exhaustive", scope = "all_inputs", seed = false,
+    scope = "all_inputs", seed = false,
     not_established = "rust_exhaustive (vkit's own method, not part of seed 001) checked the four relational "
       .. "assertions for every accepted input in one native run of the admitted Rust sources as this rustc compiled "
       .. "them at -C opt-level=1: it is not a proof about the source, other compilers or flags, or inputs outside the "
       .. "accepted domain, and grants no approval.",
   },
   rust_kani = {
-    module = "vkit.relational.kani_method", scope = "model", seed = true,
+    scope = "model", seed = true,
     not_established = "a rust_kani result is limited to the captured Rust source, the accepted finite u32 inputs, the "
       .. "generated relational harness and Kani's retained model: it does not establish native compiler "
       .. "correspondence or approval.",

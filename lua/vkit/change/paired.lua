@@ -21,6 +21,7 @@
 --                            retained-artifact checks failed
 -- It always records source_proof:false and dependency_closure_checked:false,
 -- and os_sandbox true only if a sandbox was really applied to every launch.
+local boot = require "vkit.boot"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local contract = require "vkit.change.contract"
@@ -109,8 +110,7 @@ end
 -- ---------------------------------------------------------------------
 
 function M.runner_identity()
-  local vkit = require "vkit"
-  return { runner = "vkit-paired-u32", vkit_version = vkit.version, vkit_exe_sha256 = assert(require("vkit.hash").file(vkit.exe)),
+  return { runner = "vkit-paired-u32", vkit_version = boot.version, vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
            code = sides_mod.code_identity { "paired", "runner", "sides", "drivers", "toolchain", "select", "contract",
                                             "ranges", "artifacts" },
            limits = { max_invocations = limits.max_invocations, output_cap = limits.output_cap,

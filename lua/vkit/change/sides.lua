@@ -4,6 +4,7 @@
 -- driver generated per side and built where the language needs it.
 --
 -- The runtime identity is what vkit hashed, never what a document said.
+local boot = require "vkit.boot"
 local json = require "vkit.json"
 local hash = require "vkit.hash"
 local fs = require "vkit.fs"
@@ -244,10 +245,9 @@ end
 
 --- Hashes of the modules that make up a runner, for its identity.
 function M.code_identity(names)
-  local vkit = require "vkit"
   local code = {}
   for _, name in ipairs(names) do
-    code[name] = assert(hash.file(("%s/lua/vkit/change/%s.lua"):format(vkit.root, name)))
+    code[name] = assert(hash.file(("%s/lua/vkit/change/%s.lua"):format(boot.root, name)))
   end
   return code
 end

@@ -4,7 +4,9 @@ local args = require "vkit.args"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local schema = require "vkit.schema"
-local change_cli = require "vkit.change.cli"
+local change_runs = require "vkit.runs.change"
+local outcomes = require "vkit.cli.outcomes"
+local exit = require "vkit.cli.exit"
 local store_mod = require "vkit.store"
 local policy = require("vkit.policy").store
 
@@ -102,7 +104,7 @@ return {
       return usage_error(("--trusted-target must be a full commit id (40 or 64 lowercase hex digits), not %q")
         :format(opts.trusted_target))
     end
-    local problem = change_cli.method_problem(opts.method or "auto")
+    local problem = change_runs.method_problem(opts.method or "auto")
     if problem then return usage_error(problem) end
     local request, message = read_json_file(opts.request, "request")
     if not request then return usage_error(message) end
@@ -114,12 +116,12 @@ return {
     local store, status = cli.open_store(opts.project, { git = true, store = opts.store })
     if not store then return status end
     local id
-    id, message = change_cli.submit(store, { request = request, trusted_target = opts.trusted_target,
+    id, message = change_runs.submit(store, { request = request, trusted_target = opts.trusted_target,
                                              method = opts.method, kani_toolchain = pin,
                                              trust_candidate_code = opts.trust_candidate_code or nil })
     if not id then return usage_error(message) end
-    local run = change_cli.wait(store, id, opts.wait or 0, function(text) io.stderr:write(text) end)
-    local shadow = change_cli.shadow(store, run)
+    local run = change_runs.wait(store, id, opts.wait or 0, function(text) io.stderr:write(text) end)
+    local shadow = change_runs.shadow(store, run)
     if opts.json then
       print(json.encode(shadow, { indent = 2 }))
     elseif store_mod.TERMINAL[run.state.status] then
@@ -128,8 +130,8 @@ return {
       io.stdout:write(report.render(assert(report.model(store, run)), "text",
         require("vkit.terminal").style(io.stdout, false)))
     else
-      change_cli.print_human(shadow)
+      outcomes.print_change(shadow)
     end
-    return change_cli.exit_code(run)
+    return exit.change_exit(run)
   end,
 }

@@ -12,7 +12,7 @@ no prompts, and the exit status says whether every chunk ran.
 
 options:
   --project DIR   preload runs(), run(id), pp(value) and store for walking
-                  the project's job store (vkit.store.explore); never
+                  the project's job store (vkit.repl.explore); never
                   creates a store
   --store URL     walk that job store instead (postgresql://..., or VKIT_STORE)
   --help          this text
@@ -30,7 +30,7 @@ return {
     if opts.project or opts.store then
       local store, status = require("vkit.cli").open_store(opts.project, { create = false, store = opts.store })
       if not store then return status end
-      for k, v in pairs(require("vkit.store.explore").helpers(store)) do _G[k] = v end
+      for k, v in pairs(require("vkit.repl.explore").helpers(store)) do _G[k] = v end
     end
     return require("vkit.repl").run(_G)
   end,

@@ -8,6 +8,8 @@
 -- .vkit/ store.
 local args = require "vkit.args"
 local cli = require "vkit.cli"
+local outcomes = require "vkit.cli.outcomes"
+local exit = require "vkit.cli.exit"
 local json = require "vkit.json"
 local store_mod = require "vkit.store"
 local report = require "vkit.report"
@@ -130,8 +132,8 @@ end
 --- The exit status the command that queued this run would give.
 local function exit_status(run)
   local kind = run.job.kind
-  if kind == "change-certify" then return require("vkit.change.cli").exit_code(run) end
-  if kind == "external-check" or kind == "external-replay" then return require("vkit.protocol.cli").exit_code({ run }) end
+  local code = exit.run_exit(run)
+  if code then return code end
   local s = run.state.status
   if s == "failed" then return cli.EXIT.infrastructure end
   if not store_mod.TERMINAL[s] then return cli.EXIT.pending end
@@ -247,7 +249,13 @@ end
 
 function actions.replay(store, opts)
   return with_run(store, opts, function(run)
-    return require("vkit.protocol.cli").replay(store, run, opts)
+    local id, message, code = require("vkit.runs.external").submit_replay(store, run)
+    if not id then
+      io.stderr:write("vkit: ", message, "\n")
+      return code == "not-replayable" and cli.EXIT.usage or cli.EXIT.refused
+    end
+    store:ensure_worker()
+    return outcomes.print_external(store, require("vkit.runs.external").wait_all(store, { id }, opts.wait), opts)
   end, "replay")
 end
 

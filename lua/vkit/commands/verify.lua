@@ -1,7 +1,8 @@
 --- `vkit verify COMPONENT`: run a component's accepted external checks.
 local args = require "vkit.args"
 local hash = require "vkit.hash"
-local protocol_cli = require "vkit.protocol.cli"
+local external_runs = require "vkit.runs.external"
+local outcomes = require "vkit.cli.outcomes"
 local policy = require("vkit.policy").store
 
 local cli = require "vkit.cli"
@@ -50,13 +51,13 @@ return {
     end
     local store, status = cli.open_store(opts.project, { git = true, store = opts.store })
     if not store then return status end
-    local ids, message = protocol_cli.submit_component(store, store.project, opts[1],
+    local ids, message = external_runs.submit_component(store, store.project, opts[1],
       { policy_sha256 = opts.policy_sha256, package_sha256 = opts.package_sha256 })
     if not ids then
       io.stderr:write("vkit: ", message, "\n")
       return 1
     end
     store:ensure_worker()
-    return protocol_cli.report(store, ids, opts)
+    return outcomes.print_external(store, external_runs.wait_all(store, ids, opts.wait), opts)
   end,
 }

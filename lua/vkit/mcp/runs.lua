@@ -6,13 +6,13 @@
 local json = require "vkit.json"
 local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
-local change_cli = require "vkit.change.cli"
+local change_runs = require "vkit.runs.change"
 local results = require "vkit.mcp.results"
 
 local M = {}
 
 function M.summary(store, run)
-  if run.job.kind == "change-certify" then return change_cli.shadow(store, run) end
+  if run.job.kind == "change-certify" then return change_runs.shadow(store, run) end
   return store:summary(run)
 end
 

@@ -16,7 +16,7 @@
 -- except within the bound its caller gave (0..60 s): certification and
 -- verification run in the job store's detached worker.
 local json = require "vkit.json"
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 local jsonrpc = require "vkit.mcp.jsonrpc"
 local versions = require "vkit.mcp.versions"
 local tools = require "vkit.mcp.tools"

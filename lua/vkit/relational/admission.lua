@@ -13,7 +13,7 @@
 -- (the vkit binary that parsed, the runtime and grammar objects it was built
 -- from) and the SHA-256 of the admission code.  The deadline and cap bound
 -- time and output only: there is no OS memory quota.
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 local profile = require "vkit.admission.rust"
 local process = require "vkit.admission.process"
 

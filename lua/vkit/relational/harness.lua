@@ -39,7 +39,7 @@
 -- inputs and max_domain observations; at most max_guards guards and at most
 -- max_guards standing requirements; at most max_harness_bytes of generated
 -- source (which also bounds how many ranges the requirements may spell).
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 local ranges = require "vkit.change.ranges"
 
 local M = {}

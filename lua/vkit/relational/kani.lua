@@ -21,7 +21,7 @@
 -- Cancellation, timeout, capped output, changed artifacts and missing
 -- exports never produce `verified`.  Every report records source_proof,
 -- native_compiler_correspondence and approval_authority as false.
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 local toolchain = require "vkit.relational.toolchain"
 local kani_result = require "vkit.relational.kani_result"
 local harness_gen = require "vkit.relational.harness"

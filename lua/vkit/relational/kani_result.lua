@@ -21,7 +21,7 @@
 -- A rejection carries no imported concrete input: it is not a native
 -- counterexample.  Kani's own generation of a complete property inventory
 -- stays trusted: self-consistent JSON cannot prove that nothing is missing.
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 
 local M = {}
 

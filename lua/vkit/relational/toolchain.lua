@@ -14,7 +14,7 @@
 -- run.  What this does not close (seed 001): host utilities, the OS, kernel,
 -- vkit itself and unpinned libraries stay in the trust boundary, and a
 -- change that is restored between the two scans is not seen.
-local vkit = require "vkit"
+local vkit = require "vkit.core"
 
 local M = {}
 

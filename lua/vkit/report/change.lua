@@ -5,7 +5,7 @@
 --  and the retained reports with their digests.
 local json = require "vkit.json"
 local records = require "vkit.report.records"
-local change_cli = require "vkit.change.cli"
+local change_runs = require "vkit.runs.change"
 local coverage_mod = require "vkit.change.coverage"
 local methods_mod = require "vkit.change.methods"
 local ranges = require "vkit.change.ranges"
@@ -165,7 +165,7 @@ end
 
 function M.model(store, run)
   local model = records.base(run, "change certification")
-  local shadow = change_cli.shadow(store, run)
+  local shadow = change_runs.shadow(store, run)
   local payload = run.job.payload
   if present(shadow.requirement) then
     model.subject[#model.subject + 1] = { label = "requirement", value = ("%s: %s"):format(shadow.requirement.source,
@@ -191,7 +191,7 @@ function M.model(store, run)
   end
   local dir = records.attempt_dir(run)
   for _, m in ipairs(shadow.methods or {}) do model.methods[#model.methods + 1] = method_model(dir, m) end
-  model.passing = change_cli.exit_code(run) == 0
+  model.passing = change_runs.certified(run)
   if present(shadow.blocked) then
     model.reason, model.message = shadow.blocked.reason, ("blocked at %s: %s"):format(shadow.blocked.stage,
       shadow.blocked.message)

@@ -3,7 +3,7 @@
 --  retained evidence, requests, receipt and logs with their digests.
 local json = require "vkit.json"
 local records = require "vkit.report.records"
-local protocol_cli = require "vkit.protocol.cli"
+local claims = require "vkit.protocol.claims"
 
 local M = {}
 
@@ -84,8 +84,8 @@ function M.model(store, run)
   model.passing = method.passing
   model.headline = ("%s %s/%s: %s"):format(model.outcome or model.status:upper(), p.component, p.check_id,
     model.message or model.error or model.status)
-  if model.passing then model.established = { protocol_cli.ESTABLISHES } end
-  model.not_established = { protocol_cli.DOES_NOT }
+  if model.passing then model.established = { claims.ESTABLISHES } end
+  model.not_established = { claims.DOES_NOT }
   if dir then
     local recorded = {}
     if type(result) == "table" and json.kind(result.evidence) == "array" then

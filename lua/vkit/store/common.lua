@@ -1,6 +1,7 @@
 --- What both job-store backends share: run ids, records, and the
 -- operations written once on top of each backend's primitives (entries,
 -- summary, wait, ensure_worker).
+local boot = require "vkit.boot"
 local sys = require "vkit.sys"
 local json = require "vkit.json"
 local policy = require("vkit.policy").store
@@ -178,9 +179,8 @@ function Store:ensure_worker()
   local lock = self:scanner_lock()
   if not lock then return true end
   lock:unlock()
-  local vkit = require "vkit"
-  local argv, log, cwd, env = self:worker_argv(vkit.exe)
-  return sys.spawn_detached { exe = vkit.exe, argv = argv, env = M.worker_env(env), cwd = cwd, log = log }
+  local argv, log, cwd, env = self:worker_argv(boot.exe)
+  return sys.spawn_detached { exe = boot.exe, argv = argv, env = M.worker_env(env), cwd = cwd, log = log }
 end
 
 return M

@@ -19,25 +19,15 @@
 -- subtree of another run, for replays) }.
 -- A handler that raises is an infrastructure failure: the run is "failed"
 -- with the error (a lost worker is retried; a crashing handler is not).
+local boot = require "vkit.boot"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local json = require "vkit.json"
+local proc = require "vkit.proc"
 local common = require "vkit.store.common"
 local policy = require("vkit.policy").store
 
 local M = {}
-
---- Runs a process for a job, stopping it (and its whole tree) when the
---  run's cancellation is requested: vkit.proc.spawn, polled.
-function M.run_process(spec, cancelled)
-  local proc = require "vkit.proc"
-  local handle <close> = proc.spawn(spec)
-  while true do
-    local result = handle:wait(policy.poll_ms)
-    if result then return result end
-    if cancelled() then handle:cancel() end
-  end
-end
 
 --- This worker's name in attempt records: host, pid and a random part.
 function M.identity()
@@ -59,7 +49,6 @@ end
 --- Kills and removes the cgroups of dead vkit processes (a lost worker's
 --  among them): what the abandoned attempt's record says was found.
 function M.left_behind()
-  local proc = require "vkit.proc"
   local found, killed, surviving = json.array(), 0, 0
   for _, cg in ipairs(proc.reap_stale_cgroups()) do
     found[#found + 1] = cg
@@ -127,7 +116,7 @@ local function context(store, claim, job)
     attempt = claim.attempt,
     attempt_dir = claim.attempt_dir,
     cancelled = cancelled,
-    run_process = function(spec) return M.run_process(spec, cancelled) end,
+    run_process = function(spec) return proc.run_cancellable(spec, cancelled) end,
     log = logger(claim.attempt_dir),
     progress = progress_writer(claim.attempt_dir),
     retained = function(run_id, attempt, rel)
@@ -250,9 +239,8 @@ end
 function M.serve(store, opts)
   local n = math.tointeger(opts.concurrency or 1)
   if n > 1 then
-    local vkit = require "vkit"
-    local _, log, cwd, env = store:worker_argv(vkit.exe)
-    local argv = { vkit.exe, "run", "worker" }
+    local _, log, cwd, env = store:worker_argv(boot.exe)
+    local argv = { boot.exe, "run", "worker" }
     if store.backend == "files" then
       for _, a in ipairs { "--project", store.project } do argv[#argv + 1] = a end
     else
@@ -266,7 +254,7 @@ function M.serve(store, opts)
       argv[#argv + 1] = tostring(opts.lease_seconds)
     end
     for _ = 2, n do
-      assert(sys.spawn_detached { exe = vkit.exe, argv = argv, env = common.worker_env(env), cwd = cwd, log = log })
+      assert(sys.spawn_detached { exe = boot.exe, argv = argv, env = common.worker_env(env), cwd = cwd, log = log })
     end
   end
   return M.work(store, { until_idle = opts.until_idle or store.backend == "files",

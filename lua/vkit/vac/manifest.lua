@@ -15,12 +15,7 @@ M.VERSIONS = { ["0.1"] = true, ["0.2"] = true }
 M.DRAFT_VERSION = "0.1"
 M.TODO = "TODO("
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
+local sorted_keys = require("vkit.tables").sorted_keys
 M.sorted_keys = sorted_keys
 
 --- Every string value, at any depth, that begins "TODO(" (the reference's

@@ -5,8 +5,8 @@
 local S = require "vkit.mcp.schemas"
 local results = require "vkit.mcp.results"
 local runs = require "vkit.mcp.runs"
-local change_cli = require "vkit.change.cli"
-local certify = require "vkit.change.certify"
+local change_runs = require "vkit.runs.change"
+local certify = require "vkit.certify"
 
 return {
   name = "change_certify",
@@ -40,7 +40,7 @@ return {
     local store, message = ctx.project:store()
     if not store then return results.refused(message) end
     local id
-    id, message = change_cli.submit(store, { request = args.request, trusted_target = args.trusted_target_oid,
+    id, message = change_runs.submit(store, { request = args.request, trusted_target = args.trusted_target_oid,
                                              method = args.method, kani_toolchain = args.kani_toolchain })
     if not id then return results.refused(message) end
     return runs.answer(ctx, id, args.wait or 0)

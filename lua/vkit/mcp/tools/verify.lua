@@ -5,7 +5,8 @@ local json = require "vkit.json"
 local S = require "vkit.mcp.schemas"
 local results = require "vkit.mcp.results"
 local runs = require "vkit.mcp.runs"
-local protocol_cli = require "vkit.protocol.cli"
+local external_runs = require "vkit.runs.external"
+local claims = require "vkit.protocol.claims"
 
 return {
   name = "verify",
@@ -34,15 +35,15 @@ return {
     local store, message = ctx.project:store()
     if not store then return results.refused(message) end
     local ids
-    ids, message = protocol_cli.submit_component(store, store.project, args.component,
+    ids, message = external_runs.submit_component(store, store.project, args.component,
       { policy_sha256 = args.component_policy_sha256, package_sha256 = args.package_sha256 })
     if not ids then return results.refused(message) end
     store:ensure_worker()
     local waited
     waited, message = runs.wait_all(store, ids, args.wait or 0, ctx.progress, ctx.progress_interval_ms)
     if not waited then return results.refused(message) end
-    local out = json.object { runs = json.array(), establishes = protocol_cli.ESTABLISHES,
-                              does_not_establish = protocol_cli.DOES_NOT }
+    local out = json.object { runs = json.array(), establishes = claims.ESTABLISHES,
+                              does_not_establish = claims.DOES_NOT }
     local refusals = {}
     for i, run in ipairs(waited) do
       out.runs[i] = runs.summary(store, run)

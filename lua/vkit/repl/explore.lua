@@ -14,6 +14,8 @@
 local json = require "vkit.json"
 local pretty = require "vkit.pretty"
 local store_mod = require "vkit.store"
+local coverage_mod = require "vkit.change.coverage"
+local report = require "vkit.report"
 
 local M = {}
 
@@ -103,10 +105,10 @@ function M.helpers(store)
     local attempts = {}
     for _, n in ipairs(r.attempts) do attempts[n] = M.attempt(store, r, n) end
     -- A certification's coverage, one line per method ("checked N of M accepted inputs (method)").
-    local coverage = require("vkit.change.coverage").lines(r.state.summary)
+    local coverage = coverage_mod.lines(r.state.summary)
     -- What the run established, as `vkit run show` says it: the methods,
     -- their findings (violating inputs, both outputs, the rule) and coverage.
-    local model = require("vkit.report").model(store, r)
+    local model = report.model(store, r)
     local findings = {}
     for _, m in ipairs(model and model.methods or {}) do
       for _, f in ipairs(m.findings) do

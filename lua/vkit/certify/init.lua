@@ -1,7 +1,7 @@
 --- Change certification: preflight, then each selected method, as one
 -- shadow job (seed 001, `vkit change certify`).
 --
--- Methods are peers (vkit.change.methods): each writes its own report and
+-- Methods are peers (vkit.change.methods, run by the modules in RUNNERS): each writes its own report and
 -- runs on its own budget, and the one pure combiner (vkit.change.combine)
 -- turns their results into the run's outcome.
 --   auto  finite_paired, then exhaustive (every accepted input), and
@@ -29,12 +29,21 @@ local preflight = require("vkit.change.preflight").preflight
 local artifacts = require "vkit.change.artifacts"
 local methods = require "vkit.change.methods"
 local combine = require "vkit.change.combine"
+local kani_toolchain = require "vkit.relational.toolchain"
 local limits = require("vkit.policy").limits
 local change_policy = require("vkit.policy").change
 
 local M = {}
 
 M.METHODS = methods.NAMES
+
+-- The module that runs each method, loaded only when the method runs.
+local RUNNERS = {
+  finite_paired = "vkit.change.method_paired",
+  exhaustive = "vkit.change.exhaustive",
+  rust_exhaustive = "vkit.relational.exhaustive",
+  rust_kani = "vkit.relational.kani_method",
+}
 
 --- Whether this host is the qualified native platform for Kani.
 function M.native_x86_64_linux()
@@ -46,7 +55,7 @@ end
 function M.closed_format_pin(pin)
   if pin == nil then return nil, "no Kani toolchain pin was supplied" end
   if json.kind(pin) ~= "object" then return nil, "the Kani toolchain pin must be a JSON object" end
-  return require("vkit.relational.toolchain").check(pin)
+  return kani_toolchain.check(pin)
 end
 
 local function binding_language(repo, bound)
@@ -151,7 +160,7 @@ function M.run(payload, ctx)
     if ctx.cancelled() then return finish("cancelled") end
     local method_dir = dir .. "/" .. method
     assert(fs.mkdirs(method_dir))
-    local runner = require(methods.LIST[method].module)
+    local runner = require(RUNNERS[method])
     local result = runner.run(bound, method_options(method, repo, method_dir, ctx, payload, sampled, shared))
     if result.paired then sampled = result.paired end
     local report_path = method .. "/" .. result.report

@@ -1,5 +1,7 @@
---- Submitting certifications and printing shadow summaries (CLI and MCP
--- share this).
+--- Change certification runs: queueing one, following it, and its compact
+-- shadow summary.  The command line, MCP, the REPL and vkit.api all call
+-- these; none of them prints or chooses an exit status (that is
+-- vkit.cli.outcomes').
 --
 -- The compact shadow summary: requirement citation, intent digest, each
 -- method's result, report reference and coverage, the combined outcome and
@@ -9,9 +11,9 @@ local json = require "vkit.json"
 local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
 local store_policy = require("vkit.policy").store
-local certify = require "vkit.change.certify"
+local certify = require "vkit.certify"
+local request = require "vkit.change.request"
 local methods = require "vkit.change.methods"
-local coverage = require "vkit.change.coverage"
 local combine = require "vkit.change.combine"
 
 local M = {}
@@ -32,7 +34,7 @@ function M.submit(store, fields)
   if json.kind(fields.request) ~= "object" then return nil, "the request must be a JSON object", "request-invalid" end
   -- A document that is not a change request is refused before anything is
   -- queued; whether a well-formed request binds is preflight's to say.
-  local parsed, why, why_code = require("vkit.change.request").parse(fields.request)
+  local parsed, why, why_code = request.parse(fields.request)
   if not parsed then return nil, why, why_code or "request-invalid" end
   if type(fields.trusted_target) ~= "string" then
     return nil, "a trusted target commit is required", "trusted-target-missing"
@@ -112,55 +114,15 @@ function M.wait(store, id, seconds, echo)
   end
 end
 
---- The exit status of `vkit change certify` (policies/change.lua outcomes):
---  0 only when every accepted input was checked and conforms.
-function M.exit_code(run)
+--- Whether a run certified its change: finished, and its outcome is one
+--  whose policy says every accepted input was checked and conforms (exit
+--  0 in policies/change.lua).  Anything else (pending, failed, unknown,
+--  sampled, unadmitted, blocked) is not.
+function M.certified(run)
   local s = run.state
-  if s.status == "failed" then return 3 end
-  if not store_mod.TERMINAL[s.status] then return 4 end
+  if s.status == "failed" or not store_mod.TERMINAL[s.status] then return false end
   local known = combine.outcome(s.outcome)
-  return known and known.exit or 1
-end
-
---- Prints the human summary; `print` (optional) receives each line.
-function M.print_human(shadow, print)
-  print = print or _G.print
-  print(("run %s: %s%s"):format(shadow.run_id, shadow.status,
-    shadow.outcome ~= json.null and ("  " .. tostring(shadow.outcome)) or ""))
-  if shadow.outcome_meaning and shadow.outcome_meaning ~= json.null then print("  " .. shadow.outcome_meaning) end
-  if shadow.coverage and shadow.coverage ~= json.null then print("  " .. shadow.coverage.statement) end
-  if shadow.requirement and shadow.requirement ~= json.null then
-    print(("requirement %s: %s"):format(shadow.requirement.source, shadow.requirement.statement))
-    print("intent " .. shadow.intent_digest)
-  end
-  local a = shadow.candidate_admission
-  if a and a ~= json.null then
-    if a.admitted then
-      print(("candidate admitted: %s is inside the %s profile"):format(a.source, a.profile))
-    else
-      print(("candidate not admitted: %s at %s: %s"):format(a.rule, a.at, a.message))
-    end
-  end
-  if shadow.trust_candidate_code then print("--trust-candidate-code: the host accepts a candidate outside the pure profile") end
-  if shadow.blocked and shadow.blocked ~= json.null then
-    print(("blocked at %s: %s (%s)"):format(shadow.blocked.stage, shadow.blocked.message, shadow.blocked.reason))
-  end
-  for _, m in ipairs(shadow.methods) do
-    print(("  %-16s %-24s report %s"):format(m.method, m.result, m.report))
-    if json.kind(m.coverage) == "object" then print("    " .. m.coverage.statement) end
-    if type(m.message) == "string" then print(("    %s: %s"):format(tostring(m.reason), m.message)) end
-    for _, cut in ipairs(json.kind(m.cuts) == "array" and m.cuts or {}) do print("    " .. coverage.cut_sentence(cut)) end
-  end
-  if shadow.error ~= json.null and shadow.error then print("error: " .. shadow.error) end
-  print("source_proof: false  approval_authority: false")
-  for _, line in ipairs(json.kind(shadow.not_established) == "array" and shadow.not_established or {}) do
-    print("Not established: " .. line)
-  end
-  for _, m in ipairs(shadow.methods) do
-    local known = methods.LIST[m.method]
-    if known then print("Not established (" .. m.method .. "): " .. known.not_established) end
-  end
-  print(methods.NEVER_PASSING)
+  return known ~= nil and known.exit == 0
 end
 
 return M

@@ -1,21 +1,12 @@
---- Human and JSON output for external checks, and their submission.
---
--- Exit codes of `vkit verify` and `vkit run replay`:
---   0 PASS (every check), 1 BLOCKED or cancelled, 2 usage,
---   3 infrastructure failure (a run failed), 4 still pending after --wait.
-local json = require "vkit.json"
+--- External check runs (seed 000): queueing a component's checks or a
+-- replay, and waiting for several runs under one bound.  The command line,
+-- MCP and vkit.api call these; printing and exit statuses are
+-- vkit.cli.outcomes'.
 local sys = require "vkit.sys"
 local git = require "vkit.git"
 local run = require "vkit.protocol.run"
-local store_mod = require "vkit.store"
 
 local M = {}
-
-M.ESTABLISHES = "PASS means: the pinned checker accepted every approved obligation with a valid receipt bound to "
-  .. "this job, identity and evidence, under the declared checker contract."
-M.DOES_NOT = "It does not establish: isolation beyond each run's sandbox (Landlock write confinement where the "
-  .. "kernel offers it; reads, network and other processes are not confined), the dependency closure beyond what was "
-  .. "declared and pinned, or anything the checker itself does not check. BLOCKED is inconclusive, never a counterexample."
 
 --- Queues every check of a component at the project's HEAD commit.
 --  insist = {policy_sha256, package_sha256} (each optional): the exact pins
@@ -53,46 +44,15 @@ function M.submit_component(store, project, component, insist)
   return ids
 end
 
---- The exit status of `vkit verify` for these runs (also `vkit run wait`'s).
-function M.exit_code(runs)
-  local code = 0
-  for _, r in ipairs(runs) do
-    local s = r.state
-    if s.status == "failed" then return 3 end
-    if not store_mod.TERMINAL[s.status] then code = math.max(code, 4)
-    elseif s.outcome ~= "PASS" then code = math.max(code, 1) end
-  end
-  return code
-end
-
---- Prints the runs after waiting up to opts.wait seconds for all of them
---  (one bound for the lot): a finished run as what it established (the
---  report's text view, with the PASS paragraph only for a PASS), one still
---  going as its status.  Returns the exit status.
-function M.report(store, ids, opts)
-  local report = require "vkit.report"
-  local deadline = sys.monotonic_ms() + math.floor((opts.wait or 0) * 1000)
+--- The runs after waiting up to `seconds` for all of them (one bound for
+--  the lot): each as store:wait returns it, finished or not.
+function M.wait_all(store, ids, seconds)
+  local deadline = sys.monotonic_ms() + math.floor((seconds or 0) * 1000)
   local runs = {}
   for i, id in ipairs(ids) do
     runs[i] = assert(store:wait(id, math.max(deadline - sys.monotonic_ms(), 0) / 1000))
   end
-  if opts.json then
-    local out = json.array()
-    for i, r in ipairs(runs) do out[i] = store:summary(r) end
-    print(json.encode({ runs = out, establishes = M.ESTABLISHES, does_not_establish = M.DOES_NOT }, { indent = 2 }))
-    return M.exit_code(runs)
-  end
-  local style = require("vkit.terminal").style(io.stdout, false)
-  for _, r in ipairs(runs) do
-    local model = store_mod.TERMINAL[r.state.status] and report.model(store, r)
-    if model then
-      io.stdout:write(report.render(model, "text", style))
-    else
-      print(("%s  %s  %s: queued or running; `vkit run wait --run %s` follows it"):format(r.state.status:upper(), r.id,
-        r.job.payload.check_id or "", r.id))
-    end
-  end
-  return M.exit_code(runs)
+  return runs
 end
 
 --- Queues a replay of a finished external check run: the run id, or nil,
@@ -121,16 +81,6 @@ function M.submit_replay(store, original)
   })
   store:ensure_worker()
   return id
-end
-
---- `vkit run replay --run ID`: queues a replay of a finished check run.
-function M.replay(store, original, opts)
-  local id, message, code = M.submit_replay(store, original)
-  if not id then
-    io.stderr:write("vkit: ", message, "\n")
-    return code == "not-replayable" and 2 or 1
-  end
-  return M.report(store, { id }, opts)
 end
 
 return M

@@ -1,5 +1,5 @@
 --- Job-store handler for change certification (kind "change-certify").
-local certify = require "vkit.change.certify"
+local certify = require "vkit.certify"
 
 local M = {}
 
