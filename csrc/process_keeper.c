@@ -5,8 +5,8 @@
  * Without a cgroup the kernel cannot say which run a process belongs to
  * once it has left its session and lost its parent.  So such a run gets a
  * keeper: a forked copy of vkit that makes itself a child subreaper and
- * launches the root (run_start: the clone, the hold at the first
- * instruction, the hash, the release).  The root's parent is the keeper,
+ * launches the root (process_start.c's run_start: the clone, the hold at
+ * the first instruction, the hash, the release).  The root's parent is the keeper,
  * and every orphan of the run is re-parented to the keeper, and to no
  * other process: attribution is exact, however the runs overlap.
  *
@@ -27,6 +27,11 @@
  * run's end), and a chain of processes that fork faster than the chase
  * kills them is caught only when the chase wins the race.  Hence a run
  * without a cgroup reports containment "best-effort".
+ *
+ * The keeper layer sits above the tree (process_tree.c) and below the launch
+ * (process_launch.c): the tree asks it whether a child is a keeper, hands
+ * it a dead keeper to reap, the end of a keeper run and os.exit only
+ * through the KeeperHooks this file gives it (process.h).
  *
  * vkit and the keeper talk over a socketpair (no SIGPIPE either way):
  * keeper -> vkit: one KM_LAUNCHED or KM_REFUSED, then one KM_ENDED;
