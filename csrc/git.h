@@ -1,7 +1,19 @@
 /*
- * git.h: what the vkit.git source files (git.c, git_tree.c, git_capture.c,
- * git_write.c) share.  Only git.c registers the module (luaopen_vkit_git);
- * the others contribute methods through the functions declared here.
+ * git.h: what the vkit.git source files share.  Only git.c registers the
+ * module (luaopen_vkit_git); the others contribute methods through the
+ * functions declared here.  Calls go down only (scripts/c-call-graph.lua):
+ *
+ *   git.c          the module: open, the repository's reading methods,
+ *                  and the registration of every method
+ *   git_capture.c  capture, verify_capture, inventory_digest
+ *   git_write.c    init and the writer methods
+ *   git_fetch.c    fetch, copy_commit
+ *   git_tree.c     paths, tree walks and lookups, inventories
+ *   git_odb.c      the object database with a bounded loose-object reader
+ *   git_common.c   failures, exact object ids and commits, the repo handle
+ *
+ * git.c calls every file below it; capture and write call tree and odb;
+ * all call git_common.c, which calls none of them.
  *
  * These files build vkit_git.so (see the Makefile), compiled with
  * -fvisibility=hidden: luaopen_vkit_git is its one exported symbol; the
@@ -30,6 +42,8 @@ typedef struct {
   git_repository *repo;  /* NULL once closed */
 } Repo;
 
+/* ---- git_common.c ---------------------------------------------------------- */
+
 /* A failure recorded away from the Lua stack (in C loops and worker
  * threads), pushed later as `nil, msg, code`.  code is a static string. */
 typedef struct {
@@ -46,13 +60,6 @@ int gitfail_push(lua_State *L, const GitFail *f);
 /* Records corrupt-object: the entry at path names a `type`, not a blob. */
 void gitfail_not_blob(GitFail *f, const char *path, const git_oid *oid, git_object_t type);
 
-/* Replaces repo's object database with one whose loose-object reader is
- * bounded (git_odb.c); 0 or a libgit2 error code. */
-int git_use_safe_odb(git_repository *repo);
-/* git_repository_open_ext with the safe object database; 0, or the libgit2
- * error code with the repository freed. */
-int git_open_safe(git_repository **out, const char *path, unsigned flags);
-
 Repo *git_checkrepo(lua_State *L, int idx);
 /* Pushes a new repo userdata owning r. */
 void git_pushrepo(lua_State *L, git_repository *r);
@@ -67,6 +74,15 @@ int git_parse_exact_oid(const char *s, size_t len, git_oid *out, const char *cod
  * (not-an-exact-commit, corrupt-object, ...). */
 int git_resolve_commit(git_repository *repo, const char *hex, size_t len,
                        git_oid *commit, git_oid *tree, GitFail *f);
+
+/* ---- the object database (git_odb.c) --------------------------------------- */
+
+/* Replaces repo's object database with one whose loose-object reader is
+ * bounded (git_odb.c); 0 or a libgit2 error code. */
+int git_use_safe_odb(git_repository *repo);
+/* git_repository_open_ext with the safe object database; 0, or the libgit2
+ * error code with the repository freed. */
+int git_open_safe(git_repository **out, const char *path, unsigned flags);
 
 /* ---- paths and trees (git_tree.c) ---------------------------------------- */
 

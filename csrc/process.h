@@ -1,17 +1,24 @@
 /*
- * process.h: the internals shared by the three files of vkit.process.
+ * process.h: the internals shared by the files of vkit.process, in layers,
+ * top first; each calls only the files below it (scripts/c-call-graph.lua
+ * checks it), and the one report upward, from the tree to the keepers,
+ * goes through callbacks (KeeperHooks).
  *
- *   process.c         the Lua module: spec parsing, handles, the wait loop,
- *                     results, cancel tokens, executable handles
- *   process_launch.c  everything between "launch this" and a running child:
- *                     pins, the exe descriptor, Landlock, pipes, clone, the
- *                     child's set-up and the hold at its first instruction
- *   process_tree.c    containment: the subreaper, per-run cgroups, finding,
- *                     killing and reaping every descendant, stale cgroups
- *   process_keeper.c  the keeper: a per-run subreaper process between vkit
- *                     and the root of a run that has no cgroup
- *   process_isolate.c isolation: the child's own namespaces, a root made of
- *                     the listed mounts only, an unprivileged uid
+ *   process.c          the Lua module: spec parsing, handles, the wait loop,
+ *                      results, cancel tokens, executable handles
+ *   process_launch.c   from a launch spec to a started run: pins, the exe
+ *                      descriptor, the ruleset, cgroup and pipes, then the
+ *                      start here or through a keeper
+ *   process_keeper.c   the keeper: a per-run subreaper process between vkit
+ *                      and the root of a run that has no cgroup
+ *   process_start.c    the clone, the child's set-up, the hold at its first
+ *                      instruction, the exe's hash and its release
+ *   process_tree.c     containment: the subreaper, per-run cgroups, finding,
+ *                      killing and reaping every descendant, stale cgroups
+ *   process_isolate.c  isolation: the child's own namespaces, a root made of
+ *                      the listed mounts only, an unprivileged uid
+ *   process_landlock.c the Landlock sandbox: ABI, rights, rulesets
+ *   process_common.c   refusals, the hash a pin compares, fds above 2
  *
  * None of these knows a protocol or a policy; every limit arrives in the spec.
  */
@@ -43,11 +50,16 @@ typedef int64_t ms_t;
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
 
 /* Milliseconds on CLOCK_MONOTONIC: every deadline is measured on it. */
 ms_t proc_now_ms(void);
 
-/* ---- refusals --------------------------------------------------------- */
+/* ---- refusals: process_common.c ---------------------------------------- */
 
 /* Why a launch did not happen: `status` is "launch-failed" or "pin-mismatch",
  * `error` a stable name, `err` an errno (0 when none), `message` a sentence. */
@@ -65,6 +77,18 @@ typedef struct Refusal {
 
 void refuse(Refusal *why, const char *status, const char *error, int err, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/* A pin-mismatch refusal: `what` (exe, dependency) at path was pinned to
+ * sha256 `expected` and is `actual`. */
+void pin_mismatch(Refusal *why, const char *error, const char *what, const char *path,
+                  const char *expected, const char *actual);
+
+/* SHA-256 of a descriptor's whole contents (from offset 0) as hex. 0/errno. */
+int hash_fd_hex(int fd, char hex[65]);
+
+/* Moves fd to a number >= 3 (so dup3 onto 0-2 in the child cannot clobber
+ * it); close-on-exec.  Returns the new fd, or -1 with errno. */
+int fd_above_2(int fd);
 
 /* ---- containment: process_tree.c -------------------------------------- */
 
@@ -116,6 +140,23 @@ void run_collect(Run *r);
 /* Reaps zombie children of this process that belong to run trees (never
  * foreign children such as io.popen's, never a run's unreaped root). */
 void tree_reap_orphans(void);
+
+/* What the tree asks the keepers (process_keeper.c), the layer above it:
+ * through these callbacks, which that layer hands over before its first
+ * keeper starts, never by name.  Until then there is no keeper to ask. */
+typedef struct KeeperHooks {
+  /* whether pid is one of our keepers (never a stray) */
+  int (*is_keeper)(pid_t pid);
+  /* a keeper of ours is a zombie: reap and forget it if its run is done */
+  void (*reaped)(pid_t pid);
+  /* ends a run that has a keeper (run_collect): the keeper kills its tree
+   * and reports, or is killed and its tree taken over, by `until` */
+  void (*collect)(Run *r, ms_t until);
+  /* os.exit: ends every keeper run (bounded by `until`) */
+  void (*exit_all)(ms_t until);
+} KeeperHooks;
+
+void tree_set_keeper_hooks(const KeeperHooks *hooks);
 
 /* Reaps a run's root through its pidfd once it is our child; 1 when reaped. */
 int tree_reap_root(Run *r);
@@ -229,7 +270,7 @@ struct Run {
   Run *live_prev, *live_next;
 };
 
-/* ---- launching: process_launch.c --------------------------------------- */
+/* ---- launching: process_launch.c, process_start.c --------------------- */
 
 enum { RL_CPU, RL_AS, RL_FSIZE, RL_NOFILE, RL_COUNT };
 
@@ -327,9 +368,26 @@ struct LaunchSpec {
 
 enum { CG_OFF, CG_AUTO, CG_REQUIRED };
 
-/* Starts the run: on success fills r (pid, pidfd, pipes, cgroup or keeper,
- * exe hash, sandbox) and returns 0; otherwise fills *why and returns -1. */
-int launch(const LaunchSpec *spec, Run *r, Refusal *why);
+/* ---- Landlock: process_landlock.c -------------------------------------- */
+
+/* The kernel's Landlock ABI version, 0 when absent. */
+int landlock_abi(void);
+/* The rights of reading (execute, read a file, list a directory). */
+uint64_t landlock_read_rights(void);
+/* The filesystem rights a ruleset handles: writes always, reads when the
+ * spec restricts them; rights this kernel's ABI does not know are left out. */
+uint64_t landlock_handled(const LaunchSpec *s, int abi);
+/* The ruleset of a sandboxed launch: a fd (>= 3) with the spec's paths
+ * added (an isolated run's are added by its child); -1 when the sandbox is
+ * optional and Landlock absent; -2 when refused (*why).  *applied names
+ * what will apply ("landlock-abi-N"). */
+int landlock_ruleset(const LaunchSpec *s, char *applied, size_t applied_len, Refusal *why);
+/* In an isolated child, before exec (raw system calls only): adds rules
+ * for paths of its own root; 0, or -1 with errno and *failed_path set. */
+int landlock_child_add_rules(int ruleset, const char *const *paths, size_t n, uint64_t rights,
+                             const char **failed_path);
+
+/* ---- the start: process_start.c ---------------------------------------- */
 
 /* What a launch has prepared for the clone: the descriptors the child gets
  * and what it is checked against. */
@@ -362,32 +420,22 @@ int run_start(const Start *st, Started *out, Refusal *why);
 
 /* Learns from a started child whether the hold works here. */
 void hold_learn(int held);
+/* 1 once a child has shown that the hold does not work here. */
+int hold_unavailable(void);
 
 /* ---- keepers: process_keeper.c ---------------------------------------- */
 
 /* Starts the run through a keeper: 0, or -1 with *why. */
 int keeper_launch(const Start *st, Run *r, Refusal *why);
 
-/* Ends a keeper run: the root is killed, the keeper kills every process
- * left in its tree and reports the root's status and rusage and what it
- * killed; if it does not report by `until` (plus a grace), vkit kills the
- * keeper and takes the tree over. */
-void keeper_collect(Run *r, ms_t until);
+/* Its end (run_collect) and the keepers' at exit are the tree's calls,
+ * through the KeeperHooks this layer hands it. */
 
-/* os.exit: ends every keeper run (bounded by `until`). */
-void keeper_exit_all(ms_t until);
+/* ---- the launch: process_launch.c --------------------------------------- */
 
-/* Whether pid is one of our keepers (never a stray). */
-int keeper_is(pid_t pid);
-
-/* A dead keeper of a finished run was reaped: forget it. */
-void keeper_reaped(pid_t pid);
-
-/* SHA-256 of a descriptor's whole contents (from offset 0) as hex. 0/errno. */
-int hash_fd_hex(int fd, char hex[65]);
-
-/* The kernel's Landlock ABI version, 0 when absent. */
-int landlock_abi(void);
+/* Starts the run: on success fills r (pid, pidfd, pipes, cgroup or keeper,
+ * exe hash, sandbox) and returns 0; otherwise fills *why and returns -1. */
+int launch(const LaunchSpec *spec, Run *r, Refusal *why);
 
 /* A file's identity as a pin compares it: "dev:ino:size:mtime:ctime" (times
  * in nanoseconds) of the path itself, never followed; 0 or errno. */

@@ -5,8 +5,8 @@
  * Without a cgroup the kernel cannot say which run a process belongs to
  * once it has left its session and lost its parent.  So such a run gets a
  * keeper: a forked copy of vkit that makes itself a child subreaper and
- * launches the root (run_start: the clone, the hold at the first
- * instruction, the hash, the release).  The root's parent is the keeper,
+ * launches the root (process_start.c's run_start: the clone, the hold at
+ * the first instruction, the hash, the release).  The root's parent is the keeper,
  * and every orphan of the run is re-parented to the keeper, and to no
  * other process: attribution is exact, however the runs overlap.
  *
@@ -27,6 +27,11 @@
  * run's end), and a chain of processes that fork faster than the chase
  * kills them is caught only when the chase wins the race.  Hence a run
  * without a cgroup reports containment "best-effort".
+ *
+ * The keeper layer sits above the tree (process_tree.c) and below the launch
+ * (process_launch.c): the tree asks it whether a child is a keeper, hands
+ * it a dead keeper to reap, the end of a keeper run and os.exit only
+ * through the KeeperHooks this file gives it (process.h).
  *
  * vkit and the keeper talk over a socketpair (no SIGPIPE either way):
  * keeper -> vkit: one KM_LAUNCHED or KM_REFUSED, then one KM_ENDED;
@@ -278,13 +283,13 @@ static void keeper_unlink(Keeper *kp) {
   free(kp);
 }
 
-int keeper_is(pid_t pid) {
+static int keeper_is(pid_t pid) {
   for (Keeper *kp = keepers; kp; kp = kp->next)
     if (kp->pid == pid) return 1;
   return 0;
 }
 
-void keeper_reaped(pid_t pid) {
+static void keeper_reaped(pid_t pid) {
   for (Keeper *kp = keepers; kp; kp = kp->next)
     if (kp->pid == pid) {
       if (kp->run) return; /* its run's collection deals with it */
@@ -295,8 +300,15 @@ void keeper_reaped(pid_t pid) {
     }
 }
 
+static void keeper_collect(Run *r, ms_t until);
+static void keeper_exit_all(ms_t until);
+
+/* What the tree, below us, asks of the keepers. */
+static const KeeperHooks hooks = {keeper_is, keeper_reaped, keeper_collect, keeper_exit_all};
+
 int keeper_launch(const Start *st, Run *r, Refusal *why) {
   int sv[2];
+  tree_set_keeper_hooks(&hooks); /* before the first keeper exists */
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     refuse(why, "launch-failed", "spawn-failed", errno, "cannot create the keeper's socket: %s", strerror(errno));
     return -1;
@@ -378,7 +390,7 @@ static void take_over(Run *r, Keeper *kp, ms_t until) {
   if (!r->waited && !tree_reap_root(r)) r->descendants_surviving++;
 }
 
-void keeper_collect(Run *r, ms_t until) {
+static void keeper_collect(Run *r, ms_t until) {
   Keeper *kp = r->keeper;
   KeeperMsg m;
   if (!r->waited) kill(-r->pid, SIGKILL);
@@ -408,7 +420,7 @@ void keeper_collect(Run *r, ms_t until) {
   if (poll(&p, 1, left > 0 ? (int)left : 0) > 0) keeper_reaped(kp->pid);
 }
 
-void keeper_exit_all(ms_t until) {
+static void keeper_exit_all(ms_t until) {
   for (Keeper *kp = keepers; kp; kp = kp->next)
     if (kp->run) send(kp->sock, "E", 1, MSG_NOSIGNAL);
   for (Keeper *kp = keepers; kp; kp = kp->next) {

@@ -66,6 +66,8 @@ enum { WALK_DEPTH = 64 };             /* pidfds a walk holds at most */
 static pid_t my_pid, my_sid;
 static Run *live_head;
 static PidSet disowned;
+/* The keepers, above us, answer through these (process.h: KeeperHooks). */
+static const KeeperHooks *keeper_hooks;
 static void tree_atexit(void);
 
 /* The exit handler kills live runs and removes our cgroups; registered by
@@ -723,6 +725,8 @@ int tree_init(void) {
   return 0;
 }
 
+void tree_set_keeper_hooks(const KeeperHooks *hooks) { keeper_hooks = hooks; }
+
 void tree_track(Run *r) {
   r->live_prev = NULL;
   r->live_next = live_head;
@@ -778,14 +782,15 @@ static int is_detached_daemon(pid_t pid) {
 static int is_ours_to_leave(pid_t pid, const ProcStat *st) {
   if (st->sid == my_sid || is_live_root(pid)) return 1;
   if (st->state != 'Z' && !pidset_has(&disowned, pid) && is_detached_daemon(pid)) return 1;
-  if (keeper_is(pid) || pidset_has(&disowned, pid)) {
+  int keeper = keeper_hooks && keeper_hooks->is_keeper(pid);
+  if (keeper || pidset_has(&disowned, pid)) {
     if (st->state == 'Z') {
       siginfo_t si;
       si.si_pid = 0;
       if (pidset_has(&disowned, pid)) {
         if (waitid(P_PID, pid, &si, WEXITED | WNOHANG) == 0 && si.si_pid == pid) pidset_remove(&disowned, pid);
       } else {
-        keeper_reaped(pid); /* reaps it if its run is done with it */
+        keeper_hooks->reaped(pid); /* reaps it if its run is done with it */
       }
     }
     return 1;
@@ -905,7 +910,7 @@ int tree_reap_root(Run *r) {
 void run_collect(Run *r) {
   ms_t until = proc_now_ms() + r->kill_wait;
   if (r->keeper) {
-    keeper_collect(r, until);
+    keeper_hooks->collect(r, until); /* set before r->keeper was */
   } else {
     if (!r->waited && r->pidfd >= 0) {
       /* The root dies first: by the time its pidfd reports the exit, its
@@ -935,7 +940,7 @@ static void tree_atexit(void) {
     syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
     if (r->cg) cg_kill(r->cg);
   }
-  keeper_exit_all(until);
+  if (keeper_hooks) keeper_hooks->exit_all(until);
   for (CgSlot *s = cg_all; s; s = s->next_all) {
     if (cg_populated(s) != 0) {
       if (cg_kill(s) == 0) events_wait_empty(s->events_fd, until);
