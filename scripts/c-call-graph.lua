@@ -73,39 +73,10 @@ local function callees_of(g, file)
   return list
 end
 
--- The strongly connected components of more than one file (Tarjan), each
--- a sorted list, in the order of their first file.
+-- The strongly connected components of more than one file, each a sorted
+-- list, in the order of their first file.
 function M.components(g)
-  local index, low, on_stack, stack, next_index, found = {}, {}, {}, {}, 0, {}
-  local function visit(v)
-    index[v], low[v], next_index = next_index, next_index, next_index + 1
-    stack[#stack + 1], on_stack[v] = v, true
-    for _, w in ipairs(callees_of(g, v)) do
-      if not index[w] then
-        visit(w)
-        low[v] = math.min(low[v], low[w])
-      elseif on_stack[w] then
-        low[v] = math.min(low[v], index[w])
-      end
-    end
-    if low[v] == index[v] then
-      local component = {}
-      repeat
-        local w = table.remove(stack)
-        on_stack[w] = nil
-        component[#component + 1] = w
-      until w == v
-      if #component > 1 then
-        table.sort(component)
-        found[#found + 1] = component
-      end
-    end
-  end
-  for _, v in ipairs(g.files) do
-    if not index[v] then visit(v) end
-  end
-  table.sort(found, function(a, b) return a[1] < b[1] end)
-  return found
+  return require("vkit.graph").components(g.files, function(v) return callees_of(g, v) end)
 end
 
 -- Every elementary circle, each a list of files whose first is repeated at

@@ -200,35 +200,15 @@ local sorted_keys = require("vkit.tables").sorted_keys
 
 --- The cycles of a graph (node -> {node = true}): one per strongly
 --  connected component of more than one node, as a closed path
---  {a, b, ..., a, members = {every node of the component}}.  Tarjan's algorithm, nodes visited in sorted order so
---  the answer is the same on every run.
+--  {a, b, ..., a, members = {every node of the component}}, nodes visited
+--  in sorted order so the answer is the same on every run.
 function M.cycles(edges)
-  local index, low, on_stack, stack, components, counter = {}, {}, {}, {}, {}, 0
-  local function connect(v)
-    counter = counter + 1
-    index[v], low[v] = counter, counter
-    stack[#stack + 1] = v
-    on_stack[v] = true
-    for _, w in ipairs(sorted_keys(edges[v] or {})) do
-      if not index[w] then
-        connect(w)
-        low[v] = math.min(low[v], low[w])
-      elseif on_stack[w] then
-        low[v] = math.min(low[v], index[w])
-      end
-    end
-    if low[v] == index[v] then
-      local component = {}
-      repeat
-        local w = table.remove(stack)
-        on_stack[w] = nil
-        component[w] = true
-      until w == v
-      if next(component, next(component)) then components[#components + 1] = component end
-    end
-  end
-  for _, v in ipairs(sorted_keys(edges)) do
-    if not index[v] then connect(v) end
+  local components = {}
+  for _, members in ipairs(require("vkit.graph").components(sorted_keys(edges),
+      function(v) return sorted_keys(edges[v] or {}) end)) do
+    local component = {}
+    for _, v in ipairs(members) do component[v] = true end
+    components[#components + 1] = component
   end
   -- One closed path inside each component: breadth-first from its least
   -- node back to itself.
