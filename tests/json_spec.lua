@@ -37,7 +37,7 @@ describe("vkit.json.decode", function()
     assert.equal("object", json.kind(json.decode "{}"))
   end)
 
-  -- kind() of an unmarked table classifies it as encode() would (json.c's
+  -- kind() of an unmarked table classifies it as encode() would (json_encode.c's
   -- marked_kind, which exact_key shares): its spec cannot catch a change
   -- here, as its model asks kind() too.
   it("names an unmarked table's kind by its keys, and nothing for one JSON cannot hold", function()

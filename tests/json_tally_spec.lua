@@ -9,9 +9,15 @@ local json, hash = require "vkit.json", vkit.hash -- json.tally_lines: the C pri
 
 local FIELDS = { "suite", "member", "ok" }
 
+-- The VAC profile's line breaks (Python's str.splitlines()), which every
+-- case below but the ones on line_breaks itself reads with.
+local LINE_BREAKS = require("vkit.vac.jsonload").LINE_BREAKS
+
 local function tally(path, opts)
   opts = opts or {}
   opts.fields = opts.fields or FIELDS
+  if opts.line_breaks == nil then opts.line_breaks = LINE_BREAKS end
+  if opts.line_breaks == false then opts.line_breaks = nil end
   return json.tally_lines(path, opts)
 end
 

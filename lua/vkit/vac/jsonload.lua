@@ -26,6 +26,26 @@ local M = {}
 
 M.MAX_DEPTH = policy.max_json_depth
 
+--- The line breaks, besides LF, at which the reference verifier cuts a
+--  JSON Lines artifact into rows: Python's str.splitlines() (CR, and so
+--  CRLF; VT, FF, FS, GS, RS; U+0085, U+2028, U+2029).  vkit's C readers
+--  know none of them: M.lines and Source:tally_lines hand this list to
+--  json.lines and json.tally_lines, which then leave a row holding one to
+--  the exact rules here (slow_rows), and slow_rows cuts at each of them.
+M.LINE_BREAKS = { "\r", "\v", "\f", "\28", "\29", "\30", "\194\133", "\226\128\168", "\226\128\169" }
+
+-- M.LINE_BREAKS as gsub patterns: the one-byte breaks in one class, each
+-- longer one on its own.
+local BREAK_PATTERNS = (function()
+  local class, patterns = {}, {}
+  for _, b in ipairs(M.LINE_BREAKS) do
+    local escaped = b:gsub("%W", "%%%0")
+    if #b == 1 then class[#class + 1] = escaped else patterns[#patterns + 1] = escaped end
+  end
+  table.insert(patterns, 1, "[" .. table.concat(class) .. "]")
+  return patterns
+end)()
+
 local BOM = "\239\187\191"
 
 --- Do arrays and objects in s nest deeper than limit (counted on the text,
@@ -196,7 +216,7 @@ local function slow_rows(path, row, pin)
       end
     end
   end
-  s = s:gsub("[\11\12\28\29\30]", "\n"):gsub("\194\133", "\n"):gsub("\226\128[\168\169]", "\n")
+  for _, pattern in ipairs(BREAK_PATTERNS) do s = s:gsub(pattern, "\n") end
   local rows = {}
   for line in (s .. "\n"):gmatch "(.-)\n" do
     if text.strip(line) ~= "" then
@@ -217,13 +237,13 @@ end
 --  row and again if streaming has to restart; a consumer keeps nothing it
 --  saw before the last begin().  Returns true, or nil, class, detail, and
 --  in that case the rows seen must be discarded.  The fast path is exact
---  for a file whose only line break is LF; at any other break Python's
---  str.splitlines() honours it stops and the exact rules run.
+--  for a file whose only line break is LF; at any other of M.LINE_BREAKS it
+--  stops and the exact rules run.
 function M.lines(path, consumer, pin)
   consumer.begin()
   local n, fast = 0, true
   local it, err, _, handle = json.lines(path, { max_depth = M.MAX_DEPTH, max_line = policy.max_line_bytes,
-    nofollow = true, sha256 = pin, breaks = true })
+    nofollow = true, sha256 = pin, line_breaks = M.LINE_BREAKS })
   if not it then return nil, "io", err end
   do
     local _ <close> = handle

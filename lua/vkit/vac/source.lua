@@ -171,10 +171,11 @@ local function tallied(self, rel, result, code, detail)
 end
 
 --- The non-blank lines of the JSON Lines artifact rel tallied by fields:
---  {rows, combos} or nil.
+--  {rows, combos} or nil (also at a line break the reference cuts at
+--  besides LF, jsonload.LINE_BREAKS: Source:lines then reads the rows).
 function Source:tally_lines(rel, fields)
   local result, _, code, detail = json.tally_lines(self:path(rel), { fields = fields, sha256 = self.pins[rel],
-    nofollow = true, max_line = policy.max_line_bytes })
+    nofollow = true, max_line = policy.max_line_bytes, line_breaks = jsonload.LINE_BREAKS })
   return tallied(self, rel, result, code, detail)
 end
 
