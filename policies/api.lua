@@ -8,7 +8,7 @@ return {
   max_report_bytes = 64 * 1024 * 1024,
   -- vkit.json's readers without max_depth: deeper nesting is refused; and
   -- the deepest max_depth a caller may ask for (the parser recurses once a
-  -- level).  The C core holds the same numbers (csrc/json.c), and
+  -- level).  The C core holds the same numbers (csrc/json.h), and
   -- tests/c_limits_spec.lua holds them equal.
   json_max_depth = 256,
   json_max_depth_cap = 4096,

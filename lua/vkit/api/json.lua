@@ -57,12 +57,17 @@ M.canonical = json.canonical
 M.digest = json.digest
 
 --- A streaming JSON Lines reader: one value per line, a bad row never ends
--- the loop silently.
+-- the loop silently.  A line ends at LF (a CR before it is white space);
+-- `line_breaks`, a list of byte sequences (each beginning with a control
+-- character other than LF or a byte of 0x80 and up, at most 16 of up to 8
+-- bytes), names what else the caller cuts rows at: a line holding one is
+-- reported (`line-break`), not read, and the caller reads the file by its
+-- own rules (the VAC profile passes Python's `str.splitlines()` breaks).
 -- @function lines
 -- @string path a regular file
--- @tparam[opt] table opts `{max_line = 64 MiB, max_depth = 256, nofollow = true}`
+-- @tparam[opt] table opts `{max_line = 64 MiB, max_depth = 256, nofollow = true, sha256 = hex, line_breaks = {...}}`
 -- @return an iterator giving `lineno, value`, or `lineno, nil, message, code`
--- for a bad row (`blank-line`, a line over max_line, a decode failure)
+-- for a bad row (`blank-line`, `line-break`, a line over max_line, a decode failure)
 -- @return nil, message, code when the file cannot be opened
 M.lines = json.lines
 
