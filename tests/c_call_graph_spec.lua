@@ -23,17 +23,19 @@ describe("the C call graph of csrc", function()
     assert.matches("\nmain%.c %-> process%.c: luaopen_vkit_process\n", r.stdout)
   end)
 
-  -- The families' layers, top first (csrc/process.h, git.h, fs.h): a file
-  -- calls only files of a lower layer of its family, never one beside it.
+  -- The families' layers, top first (csrc/process.h, git.h, fs.h, json.h): a
+  -- file calls only files of a lower layer of its family, never one beside it.
   local LAYERS = {
     process = { { "process.c" }, { "process_launch.c" }, { "process_keeper.c" }, { "process_start.c" },
       { "process_tree.c", "process_isolate.c", "process_landlock.c" }, { "process_common.c" } },
     git = { { "git.c" }, { "git_capture.c", "git_write.c", "git_fetch.c" }, { "git_tree.c", "git_odb.c" },
       { "git_common.c" } },
     fs = { { "fs.c" }, { "fs_dir.c" }, { "fs_common.c" } },
+    json = { { "json.c" }, { "json_read.c" }, { "json_tally.c" }, { "json_lines.c", "json_encode.c" },
+      { "json_decode.c", "json_pin.c" } },
   }
 
-  it("is layered: process, git and fs files call only downward, upward through callbacks alone", function()
+  it("is layered: process, git, fs and json files call only downward, upward through callbacks alone", function()
     local g = graph.graph(assert(graph.read_objects("build", "csrc")))
     assert.same({}, graph.circles(g))
     for family, layers in pairs(LAYERS) do
@@ -55,6 +57,11 @@ describe("the C call graph of csrc", function()
     -- the tree reports to the keepers through KeeperHooks, never by name
     assert.is_nil(g.calls["process_tree.c"]["process_keeper.c"])
     assert.truthy(g.calls["process_keeper.c"]["process_tree.c"])
+    -- the decoder hands a streamed array to json.read's tally through its
+    -- rows hook (ParseRows), never by name
+    assert.is_nil(g.calls["json_decode.c"]["json_tally.c"])
+    assert.is_nil(g.calls["json_decode.c"]["json_read.c"])
+    assert.truthy(g.calls["json_read.c"]["json_decode.c"])
   end)
 
   it("reads nm -P: global definitions and undefined symbols, nothing local", function()
