@@ -16,7 +16,7 @@ local runner_mod = require "vkit.change.runner"
 local sides = require "vkit.change.sides"
 local toolchain = require "vkit.change.toolchain"
 local drivers = require "vkit.change.drivers"
-local worker = require "vkit.store.worker"
+local proc = require "vkit.proc"
 local support = require "bench.support"
 
 local argv = { ... }
@@ -76,7 +76,7 @@ local function now() return vkit.sys.monotonic_ms() end
 local function per_input(repo, target, request, dir, size)
   local bound = assert(vkit.change.preflight(repo, request, target))
   local never = function() return false end
-  local ctx = { cancelled = never, run_process = function(s) return worker.run_process(s, never) end }
+  local ctx = { cancelled = never, run_process = function(s) return proc.run_cancellable(s, never) end }
   local runner = runner_mod.new { dir = dir, ctx = ctx, deadline_at = now() + 300000 }
   local setup = assert(sides.prepare(repo, bound, runner, toolchain.driver))
   local side = setup.sides.candidate

@@ -22,7 +22,7 @@ local witness = require "vkit.change.witness"
 local prepare = require "vkit.relational.prepare"
 local kani_result = require "vkit.relational.kani_result"
 local exhaustive = require "vkit.relational.exhaustive"
-local worker = require "vkit.store.worker"
+local proc = require "vkit.proc"
 
 local opts, err = args.parse({ ... }, { options = { output = "string" } })
 if not opts or not opts.output then
@@ -104,7 +104,7 @@ local never = function() return false end
 local native_dir = out .. "/native"
 assert(vkit.fs.mkdirs(native_dir))
 local native = exhaustive.run(bound, { repo = repo, dir = native_dir, deadline_at = vkit.sys.monotonic_ms() + 300000,
-  ctx = { cancelled = never, run_process = function(s) return worker.run_process(s, never) end } })
+  ctx = { cancelled = never, run_process = function(s) return proc.run_cancellable(s, never) end } })
 local native_report = assert(json.decode(assert(vkit.fs.read(native_dir .. "/" .. native.report, 1 << 22))))
 step("native run of the captured sources: %s %s", native.status, native_report.message ~= json.null and native_report.message or "")
 assert(vkit.fs.copy_file(native_dir .. "/" .. native.report, retained .. "/native-report.json"))
