@@ -93,11 +93,7 @@ M.reasons = {
 
 local refuse, run = syntax.refuser(M.reasons)
 
-local function set(list)
-  local s = {}
-  for _, v in ipairs(list) do s[v] = true end
-  return s
-end
+local set = syntax.set
 
 local BUILTINS = set(M.BUILTINS)
 local MATH = set(M.MODULES.math)
@@ -121,30 +117,7 @@ local REFUSED = {
 
 local function text(ctx, node) return syntax.text(ctx.source, node) end
 
-local function is_comment(node) return node.kind == "comment" end
-
--- A node's children other than comments.
-local function children(node)
-  local out = {}
-  for _, c in ipairs(node.children) do
-    if not is_comment(c) then out[#out + 1] = c end
-  end
-  return out
-end
-
-local function field(node, name)
-  for _, c in ipairs(node.children) do
-    if c.field == name then return c end
-  end
-end
-
-local function named_children(node)
-  local out = {}
-  for _, c in ipairs(children(node)) do
-    if c.named then out[#out + 1] = c end
-  end
-  return out
-end
+local children, named_children, field = syntax.children, syntax.named_children, syntax.field
 
 local function check_name(ctx, node)
   local name = text(ctx, node)
@@ -418,13 +391,7 @@ EXPRESSIONS.expression_list = EXPRESSIONS.tuple
 
 EXPRESSIONS.call = check_call
 
-function check_expression(ctx, fn, node)
-  if not node then return end
-  if REFUSED[node.kind] then refuse(REFUSED[node.kind], node, node.kind) end
-  local check = EXPRESSIONS[node.kind]
-  if not check then refuse("expression", node, node.kind) end
-  check(ctx, fn, node)
-end
+check_expression = syntax.expression_checker(EXPRESSIONS, REFUSED, refuse)
 
 local STATEMENTS = {}
 
@@ -541,19 +508,9 @@ function M.check(tree, source, opts)
         refuse("module_code", stmt, stmt.kind)
       end
     end
-    -- Pass 2: each function's body.
-    local bound
-    for _, node in ipairs(functions) do
-      local fn = check_function(ctx, node)
-      local name = text(ctx, field(node, "name"))
-      if name == opts.expected_function or (not opts.expected_function and not bound) then bound = fn end
-    end
-    if not bound then refuse("no_function", 0, "module", opts.expected_function) end
-    if #bound.params ~= 1 then
-      refuse("signature", bound.node, "function_definition", ("%d parameters, the profile calls it with one"):format(
-        #bound.params))
-    end
-    return { admitted = true, ["function"] = text(ctx, field(bound.node, "name")), parameter = bound.params[1] }
+    -- Pass 2: each function's body, then the bound one.
+    return syntax.bound_function(ctx, functions, opts, { check_function = check_function, refuse = refuse,
+      eligible = function() return true end, scope = "module", definition = "function_definition" })
   end)
 end
 

@@ -29,10 +29,10 @@ M.language = "rust"
 
 --- Every refusal the profile can give, with its human sentence.
 M.reasons = {
-  too_large = "the source is larger than the admission limit",
-  invalid_utf8 = "the source is not valid UTF-8",
-  too_many_nodes = "the syntax tree has more nodes than the admission limit",
-  too_deep = "the syntax tree is nested deeper than the admission limit",
+  too_large = syntax.LIMIT_REASONS.too_large,
+  invalid_utf8 = syntax.LIMIT_REASONS.invalid_utf8,
+  too_many_nodes = syntax.LIMIT_REASONS.too_many_nodes,
+  too_deep = syntax.LIMIT_REASONS.too_deep,
   syntax_error = "the source does not parse as Rust",
   no_function = "the file defines no function",
   multiple_functions = "the file defines more than one function",

@@ -48,6 +48,76 @@ function M.text(source, node)
   return source:sub(node.start + 1, node.stop)
 end
 
+--- A set of a list's values ({v = true}).
+function M.set(list)
+  local s = {}
+  for _, v in ipairs(list) do s[v] = true end
+  return s
+end
+
+--- A node's children other than `comment` nodes (tree-sitter-python's and
+--  tree-sitter-typescript's kind; Rust's comments carry doc attributes and
+--  are checked by its profile).
+function M.children(node)
+  local out = {}
+  for _, c in ipairs(node.children) do
+    if c.kind ~= "comment" then out[#out + 1] = c end
+  end
+  return out
+end
+
+--- The named children among M.children(node).
+function M.named_children(node)
+  local out = {}
+  for _, c in ipairs(M.children(node)) do
+    if c.named then out[#out + 1] = c end
+  end
+  return out
+end
+
+--- The child a grammar field names, if any.
+function M.field(node, name)
+  for _, c in ipairs(node.children) do
+    if c.field == name then return c end
+  end
+end
+
+--- An expression checker over a profile's allow-list: a kind in `refused`
+--  is refused with its own reason, a kind without a handler in
+--  `expressions` as "expression", a missing node passes (an optional field).
+function M.expression_checker(expressions, refused, refuse)
+  return function(ctx, fn, node)
+    if not node then return end
+    if refused[node.kind] then refuse(refused[node.kind], node, node.kind) end
+    local check = expressions[node.kind]
+    if not check then refuse("expression", node, node.kind) end
+    check(ctx, fn, node)
+  end
+end
+
+--- The function a profile binds, after checking every function's body:
+--  the one named opts.expected_function, or the first when none is named,
+--  among those `eligible(name)` accepts.  It must take exactly one
+--  parameter (the profile calls it with one u32).  Refuses no_function
+--  (at `scope`) and signature (at the definition, `definition` its kind).
+function M.bound_function(ctx, functions, opts, p)
+  local bound
+  for _, node in ipairs(functions) do
+    local fn = p.check_function(ctx, node)
+    local name = M.text(ctx.source, M.field(node, "name"))
+    if p.eligible(name) and (name == opts.expected_function or (not opts.expected_function and not bound)) then
+      bound = fn
+    end
+  end
+  if not bound then p.refuse("no_function", 0, p.scope, opts.expected_function) end
+  if #bound.params ~= 1 then
+    p.refuse("signature", bound.node, p.definition, ("%d parameters, the profile calls it with one"):format(
+      #bound.params))
+  end
+  return { admitted = true, ["function"] = M.text(ctx.source, M.field(bound.node, "name")),
+    parameter = bound.params[1] }
+end
+
 --- The first ERROR or MISSING node in preorder, if any.
 function M.first_error(node)
   if node.error or node.missing then return node end

@@ -81,11 +81,7 @@ M.reasons = {
 
 local refuse, run = syntax.refuser(M.reasons)
 
-local function set(list)
-  local s = {}
-  for _, v in ipairs(list) do s[v] = true end
-  return s
-end
+local set = syntax.set
 
 local MATH = set(M.MATH)
 local TYPES = set { "number", "boolean" }
@@ -110,27 +106,7 @@ local REFUSED = {
 
 local function text(ctx, node) return syntax.text(ctx.source, node) end
 
-local function children(node)
-  local out = {}
-  for _, c in ipairs(node.children) do
-    if c.kind ~= "comment" then out[#out + 1] = c end
-  end
-  return out
-end
-
-local function named_children(node)
-  local out = {}
-  for _, c in ipairs(children(node)) do
-    if c.named then out[#out + 1] = c end
-  end
-  return out
-end
-
-local function field(node, name)
-  for _, c in ipairs(node.children) do
-    if c.field == name then return c end
-  end
-end
+local children, named_children, field = syntax.children, syntax.named_children, syntax.field
 
 -- An identifier as the engine reads it: plain ASCII only (an escape such
 -- as \u004dath names Math to the engine, not to this profile).
@@ -323,13 +299,7 @@ function EXPRESSIONS.update_expression(ctx, fn, node)
   check_target(ctx, fn, field(node, "argument"))
 end
 
-function check_expression(ctx, fn, node)
-  if not node then return end
-  if REFUSED[node.kind] then refuse(REFUSED[node.kind], node, node.kind) end
-  local check = EXPRESSIONS[node.kind]
-  if not check then refuse("expression", node, node.kind) end
-  check(ctx, fn, node)
-end
+check_expression = syntax.expression_checker(EXPRESSIONS, REFUSED, refuse)
 
 local STATEMENTS = {}
 
@@ -486,21 +456,9 @@ function M.check(tree, source, opts)
         declare(stmt, false)
       end
     end
-    local bound
-    for _, node in ipairs(functions) do
-      local fn = check_function(ctx, node)
-      local name = text(ctx, field(node, "name"))
-      if (opts.expected_function and name == opts.expected_function and exported[name])
-          or (not opts.expected_function and not bound and exported[name]) then
-        bound = fn
-      end
-    end
-    if not bound then refuse("no_function", 0, "program", opts.expected_function) end
-    if #bound.params ~= 1 then
-      refuse("signature", bound.node, "function_declaration", ("%d parameters, the profile calls it with one"):format(
-        #bound.params))
-    end
-    return { admitted = true, ["function"] = text(ctx, field(bound.node, "name")), parameter = bound.params[1] }
+    -- Only an exported function can be bound.
+    return syntax.bound_function(ctx, functions, opts, { check_function = check_function, refuse = refuse,
+      eligible = function(name) return exported[name] end, scope = "program", definition = "function_declaration" })
   end)
 end
 
