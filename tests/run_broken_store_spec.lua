@@ -15,12 +15,7 @@ local postgres = require "tests.support.postgres"
 local store_mod = require "vkit.store"
 local worker = require "vkit.store.worker"
 
-if not postgres.available() then
-  describe("run subcommands over a broken store", function()
-    pending("PostgreSQL 15 is not installed (scripts/debian-packages installs it)")
-  end)
-  return
-end
+if postgres.missing("run subcommands over a broken store") then return end
 
 describe("run subcommands over a broken PostgreSQL store", function()
   local server, db, dir, cleanup, project, p, saved_env

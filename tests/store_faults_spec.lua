@@ -21,12 +21,7 @@ local intents = require "tests.support.intents"
 local store_mod = require "vkit.store"
 local TERMINAL = require("vkit.store.common").TERMINAL
 
-if not postgres.available() then
-  describe("the PostgreSQL store under faults and load", function()
-    pending("PostgreSQL 15 is not installed (scripts/debian-packages installs it)")
-  end)
-  return
-end
+if postgres.missing("the PostgreSQL store under faults and load") then return end
 
 local PROBES, CERTIFICATIONS, WORKERS, LEASE = 320, 8, 4, 5
 local BOUND_MS = 900 * 1000

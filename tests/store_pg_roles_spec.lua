@@ -15,12 +15,7 @@ local store_mod = require "vkit.store"
 local worker = require "vkit.store.worker"
 local schema = require "vkit.store.schema"
 
-if not postgres.available() then
-  describe("the PostgreSQL store's roles", function()
-    pending("PostgreSQL 15 is not installed (scripts/debian-packages installs it)")
-  end)
-  return
-end
+if postgres.missing("the PostgreSQL store's roles") then return end
 
 describe("the PostgreSQL store's roles", function()
   local server, db, dir, cleanup

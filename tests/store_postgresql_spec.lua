@@ -37,12 +37,7 @@ describe("the store URL", function()
   end)
 end)
 
-if not postgres.available() then
-  describe("the PostgreSQL store", function()
-    pending("PostgreSQL 15 is not installed (scripts/debian-packages installs it)")
-  end)
-  return
-end
+if postgres.missing("the PostgreSQL store") then return end
 
 describe("the PostgreSQL store", function()
   local server, db, dir, cleanup

@@ -10,14 +10,7 @@ local describe_git = has_git and describe or function(name) pending(name .. " (v
 local FIXTURES = vkit.root .. "/fixtures/vac"
 
 -- Every file of a fixture bundle, as tree entries under prefix.
-local function bundle_entries(src, prefix, out)
-  for _, e in ipairs(assert(fs.walk(src))) do
-    if e.kind == "file" then
-      out[#out + 1] = { path = prefix .. "/" .. e.path, bytes = assert(fs.read(src .. "/" .. e.path, 1 << 24)) }
-    end
-  end
-  return out
-end
+local bundle_entries = require("tests.support.git").tree_entries
 
 describe_git("vkit vac registry", function()
   local git = has_git and require "vkit.git"

@@ -153,14 +153,7 @@ describe("a raw artifact URL", function()
 end)
 
 -- Every file of a fixture bundle, as tree entries under prefix.
-local function bundle_entries(src, prefix, out)
-  for _, e in ipairs(assert(fs.walk(src))) do
-    if e.kind == "file" then
-      out[#out + 1] = { path = prefix .. "/" .. e.path, bytes = assert(fs.read(src .. "/" .. e.path, 1 << 24)) }
-    end
-  end
-  return out
-end
+local bundle_entries = require("tests.support.git").tree_entries
 
 describe_git("vkit vac registry --check-fetched on the ref's own position", function()
   local git = has_git and require "vkit.git"

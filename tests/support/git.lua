@@ -16,6 +16,17 @@ function M.repo()
   end
 end
 
+--- Every file below the directory src as tree entries under prefix,
+--  appended to out (write_tree's {path, bytes} entries).
+function M.tree_entries(src, prefix, out)
+  for _, e in ipairs(assert(vkit.fs.walk(src))) do
+    if e.kind == "file" then
+      out[#out + 1] = { path = prefix .. "/" .. e.path, bytes = assert(vkit.fs.read(src .. "/" .. e.path, 1 << 24)) }
+    end
+  end
+  return out
+end
+
 --- A commit of `files` ({path = bytes} or entries for write_tree).
 function M.commit(repo, files, parents, ref)
   local entries = {}

@@ -36,6 +36,17 @@ function M.available()
   return vkit.fs.lstat(M.BIN .. "/initdb") ~= nil and vkit.fs.lstat(M.BIN .. "/pg_ctl") ~= nil
 end
 
+--- Where PostgreSQL is missing, declares the spec file's describe `title`
+--  as pending (saying what installs it) and returns true: the file then
+--  returns before declaring its tests.
+function M.missing(title)
+  if M.available() then return false end
+  describe(title, function()
+    pending("PostgreSQL 15 is not installed (scripts/debian-packages installs it)")
+  end)
+  return true
+end
+
 local function sh(cmd)
   local p = assert(io.popen(cmd .. " 2>&1"))
   local out = p:read "a"
