@@ -44,7 +44,8 @@ local function explain_method(reports, m)
       say("     sampled %d inputs (%s), each side %d times, %d process runs (%s)", paired.selection.selected,
         paired.selection.how, paired.selection.repetitions, paired.invocations, paired.language)
     end
-    if paired.shrinking.smallest_violation ~= json.null then
+    -- a run that ended before shrinking (unknown, blocked) has no shrinking record
+    if type(paired.shrinking) == "table" and paired.shrinking.smallest_violation ~= json.null then
       say("     shrinking: from input %d to the smallest violating input %d (tried %s; limit %d)",
         paired.shrinking.from, paired.shrinking.smallest_violation,
         table.concat(paired.shrinking.tried, ", "), paired.shrinking.limit)
