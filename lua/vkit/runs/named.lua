@@ -1,6 +1,7 @@
 --- Naming a run: its whole id, a unique prefix of it (or of its random
 -- hex tail, the part that differs: `3f2a` for r-20261206T172530Z-3f2a…),
--- or `latest`, the newest run.  The command line, MCP and the REPL accept
+-- or `latest`, the newest run (refused when several were queued in the
+-- same second, the ids' resolution).  The command line, MCP and the REPL accept
 -- the same names; none of them prints here.
 local M = {}
 
@@ -15,27 +16,42 @@ local function matches(id, name)
   return tail ~= nil and tail:sub(1, #name) == name
 end
 
+-- The second an id was queued in: "r-20261206T172530Z".
+local function stamp(id)
+  return id:match "^(.*)%-[0-9a-f]+$" or id
+end
+
+local function ambiguous(name, found, how)
+  local listed = table.move(found, 1, math.min(#found, LISTED), 1, {})
+  local more = #found > LISTED and (", and %d more"):format(#found - LISTED) or ""
+  return ("%s is ambiguous: %d runs %s (%s%s); type more of the id"):format(name, #found, how,
+    table.concat(listed, ", "), more)
+end
+
 --- The run id `name` denotes in `store`: id, or nil, a sentence and the
 --  code unknown-run (nothing matches; an empty store for `latest`) or
 --  ambiguous-run (the sentence lists the candidates).
 function M.resolve(store, name)
   if type(name) ~= "string" or name == "" then return nil, "a run id is required", "unknown-run" end
   local ids = store:list() -- newest first
-  if name == M.LATEST then
-    if ids[1] then return ids[1] end
-    return nil, ("latest: there are no runs in %s"):format(store:describe()), "unknown-run"
-  end
   local found = {}
+  if name == M.LATEST then
+    if not ids[1] then return nil, ("latest: there are no runs in %s"):format(store:describe()), "unknown-run" end
+    -- An id orders runs to the second; runs queued in the same second have
+    -- no newest, and a guess could show another job's verdict.
+    for _, id in ipairs(ids) do
+      if stamp(id) == stamp(ids[1]) then found[#found + 1] = id end
+    end
+    if #found == 1 then return ids[1] end
+    return nil, ambiguous(name, found, "were queued in the same second"), "ambiguous-run"
+  end
   for _, id in ipairs(ids) do
     if id == name then return id end
     if matches(id, name) then found[#found + 1] = id end
   end
   if #found == 1 then return found[1] end
   if #found == 0 then return nil, ("no run %s in %s"):format(name, store:describe()), "unknown-run" end
-  local listed = table.move(found, 1, math.min(#found, LISTED), 1, {})
-  local more = #found > LISTED and (", and %d more"):format(#found - LISTED) or ""
-  return nil, ("%s is ambiguous: it starts %d runs (%s%s); type more of the id"):format(name, #found,
-    table.concat(listed, ", "), more), "ambiguous-run"
+  return nil, ambiguous(name, found, "start so"), "ambiguous-run"
 end
 
 return M
