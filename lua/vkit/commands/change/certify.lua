@@ -162,7 +162,8 @@ local function build_request(repo, where, opts)
   end
   local bytes
   bytes, why = scaffold.request(repo, { base = opts.base, candidate = opts.candidate, intent = digest })
-  if not bytes then return nil, why end
+  -- as `vkit change request` answers it: the base holds no such revision
+  if not bytes then return nil, why, cli.EXIT.refused end
   return json.decode(bytes)
 end
 
@@ -202,13 +203,16 @@ function M.run(argv)
   end
   local repo, where = repository.open(opts.project or ".")
   if not repo then return cli.fail(cli.EXIT.not_a_repository, "the project %s", where) end
-  local ok, why = resolve_all(repo, where, opts, { "base", "candidate", "trusted_target" })
+  local ok, why, code = resolve_all(repo, where, opts, { "base", "candidate", "trusted_target" })
   if ok and opts.base then
-    request, why = build_request(repo, where, opts)
+    request, why, code = build_request(repo, where, opts)
     ok = request ~= nil
   end
   repo:close()
-  if not ok then return usage_error(why) end
+  if not ok then
+    if code then return cli.fail(code, "%s", why) end
+    return usage_error(why)
+  end
   local store, status = cli.open_store(where, { git = true, store = opts.store })
   if not store then return status end
   local id
