@@ -107,16 +107,30 @@ describe("run names", function()
     assert.equal(2, r.code)
   end)
 
-  it("refuses latest between runs queued in the same second, and in an empty store", function()
+  it("orders new ids by the millisecond they were queued in", function()
+    local common_ids = {}
+    for i = 1, 50 do common_ids[i] = common.new_id() end
+    for i = 2, 50 do
+      assert.truthy(common_ids[i]:match "^r%-%d+T%d+Z%-%x+$")
+      assert.equal(#common_ids[1], #common_ids[i])
+      assert.truthy(common_ids[i - 1]:sub(1, 22) <= common_ids[i]:sub(1, 22), common_ids[i - 1] .. " " .. common_ids[i])
+    end
+  end)
+
+  it("refuses latest between runs queued in the same millisecond, and in an empty store", function()
     local r = t.vkit { "run", "show", "latest", "--project", project }
     assert.equal(6, r.code)
     assert.matches("latest: there are no runs", r.stderr, 1, true)
-    local D = "r-20260101T000002Z-0d0000000004"
-    queue { A, C, D }
+    local D = "r-20260101T000002Z-0d0000000004" -- the same second as C, an earlier millisecond
+    local E = "r-20260101T000002Z-7c0ffff00005" -- the same millisecond as C
+    queue { A, D, C }
+    local _, id = shown { "run", "show", "latest", "--project", project, "--json" }
+    assert.equal(C, id)
+    queue { E }
     r = t.vkit { "run", "show", "latest", "--project", project }
     assert.equal(2, r.code)
-    assert.matches("latest is ambiguous: 2 runs were queued in the same second (" .. C .. ", " .. D .. ")", r.stderr,
-      1, true)
+    assert.matches("latest is ambiguous: 2 runs were queued in the same millisecond (" .. E .. ", " .. C .. ")",
+      r.stderr, 1, true)
   end)
 
   it("run wait takes --timeout beyond --wait's 60 s, bounded by policies/store.lua", function()
@@ -133,7 +147,7 @@ describe("run names", function()
     r = t.vkit { "run", "wait", "latest", "--timeout", "1m", "--wait", "5", "--project", project }
     assert.equal(2, r.code)
     r = t.vkit { "run", "show", "latest", "--timeout", "1m", "--project", project }
-    assert.equal(2, r.code, "--timeout belongs to run wait")
+    assert.equal(2, r.code, "--timeout belongs to run wait and run replay")
     -- a cancelled run is terminal at once: the long timeout is not waited out
     assert.equal(0, t.vkit({ "run", "cancel", "latest", "--project", project }).code)
     r = t.vkit { "run", "wait", "latest", "--timeout", "6h", "--project", project, "--json" }

@@ -72,7 +72,7 @@ options:
   --run ID        the run (required)
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT .. "\n\n" .. [[  (cancel: 0 requested or already finished, 6 no such run)]],
   replay = [[
-usage: vkit run replay [ID | --run ID] [--wait S] [--project DIR] [--json]
+usage: vkit run replay [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
 
 Queues a replay of a finished external check (seed 000): its retained
 declared evidence is copied into a fresh attempt and the currently pinned
@@ -82,6 +82,7 @@ receipt are never consulted.  Prints the replay's run as `vkit verify` does.
 options:
   --run ID        the external-check run to replay (required)
   --wait S        seconds to wait for the replay, a decimal from 0 to 60
+  --timeout T     how long to wait for the replay: 90, 90s, 10m, 2h (at most 6h)
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT,
   report = [[
 usage: vkit run report [ID | --run ID] [--format md|html|json|junit|text] [--output FILE] [--project DIR]
@@ -119,7 +120,7 @@ usage: vkit run list [--project DIR] [--json]
        vkit run show [ID | --run ID] [--project DIR] [--json]
        vkit run wait [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
        vkit run cancel [ID | --run ID] [--project DIR] [--json]
-       vkit run replay [ID | --run ID] [--wait S] [--project DIR] [--json]
+       vkit run replay [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
        vkit run report [ID | --run ID] [--format md|html|json|junit|text] [--output FILE] [--project DIR]
        vkit run worker [--project DIR] [--store URL] [--concurrency N] [--until-idle] [--lease-seconds S]
 Every action takes --store URL (or VKIT_STORE): postgresql://... (libpq syntax,
@@ -269,7 +270,7 @@ function actions.replay(store, opts)
       return code == "not-replayable" and cli.EXIT.usage or cli.EXIT.refused
     end
     store:ensure_worker()
-    return outcomes.print_external(store, require("vkit.runs.external").wait_all(store, { id }, opts.wait), opts)
+    return outcomes.print_external(store, require("vkit.runs.external").wait_all(store, { id }, opts.timeout or opts.wait), opts)
   end, "replay")
 end
 
@@ -320,7 +321,9 @@ return {
       opts.run = opts[1]
     end
     if opts.timeout then
-      if action ~= "wait" then return usage_error("--timeout is an option of run wait", action) end
+      if action ~= "wait" and action ~= "replay" then
+        return usage_error("--timeout is an option of run wait and run replay", action)
+      end
       if opts.wait then return usage_error("give --wait or --timeout, not both", action) end
       local seconds, why = duration.parse(opts.timeout)
       if not seconds then return usage_error(why, action) end

@@ -1,7 +1,7 @@
 --- Naming a run: its whole id, a unique prefix of it (or of its random
 -- hex tail, the part that differs: `3f2a` for r-20261206T172530Z-3f2a…),
 -- or `latest`, the newest run (refused when several were queued in the
--- same second, the ids' resolution).  The command line, MCP and the REPL accept
+-- same millisecond, the ids' resolution).  The command line, MCP and the REPL accept
 -- the same names; none of them prints here.
 local M = {}
 
@@ -16,9 +16,10 @@ local function matches(id, name)
   return tail ~= nil and tail:sub(1, #name) == name
 end
 
--- The second an id was queued in: "r-20261206T172530Z".
+-- The millisecond an id was queued in: "r-20261206T172530Z-1f3" (its
+-- tail's first 3 hex digits; vkit.store.common.new_id).
 local function stamp(id)
-  return id:match "^(.*)%-[0-9a-f]+$" or id
+  return id:match "^(.*%-[0-9a-f][0-9a-f][0-9a-f])[0-9a-f]*$" or id
 end
 
 local function ambiguous(name, found, how)
@@ -37,13 +38,13 @@ function M.resolve(store, name)
   local found = {}
   if name == M.LATEST then
     if not ids[1] then return nil, ("latest: there are no runs in %s"):format(store:describe()), "unknown-run" end
-    -- An id orders runs to the second; runs queued in the same second have
-    -- no newest, and a guess could show another job's verdict.
+    -- An id orders runs to the millisecond; runs queued in the same one
+    -- have no newest, and a guess could show another job's verdict.
     for _, id in ipairs(ids) do
       if stamp(id) == stamp(ids[1]) then found[#found + 1] = id end
     end
     if #found == 1 then return ids[1] end
-    return nil, ambiguous(name, found, "were queued in the same second"), "ambiguous-run"
+    return nil, ambiguous(name, found, "were queued in the same millisecond"), "ambiguous-run"
   end
   for _, id in ipairs(ids) do
     if id == name then return id end
