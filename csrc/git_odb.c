@@ -54,17 +54,26 @@ static int corrupt(const char *what, const git_oid *oid) {
   return -1;
 }
 
-/* Opens the object's file: fd, GIT_ENOTFOUND, or -1 with the error set. */
-static int open_object(SafeLoose *b, const git_oid *oid, struct stat *st) {
-  char hex[41];
-  git_hexoid(oid, hex);
+/* The path of an object's file (whole) or of its fan-out directory, from
+ * its hex id: malloc'd, or NULL with the error set. */
+static char *object_path(const SafeLoose *b, const char hex[41], int whole) {
   size_t n = strlen(b->dir) + 44;
   char *path = malloc(n);
   if (!path) {
     git_error_set_str(GIT_ERROR_NOMEMORY, "out of memory");
-    return -1;
+    return NULL;
   }
-  snprintf(path, n, "%s/%.2s/%s", b->dir, hex, hex + 2);
+  if (whole) snprintf(path, n, "%s/%.2s/%s", b->dir, hex, hex + 2);
+  else snprintf(path, n, "%s/%.2s", b->dir, hex);
+  return path;
+}
+
+/* Opens the object's file: fd, GIT_ENOTFOUND, or -1 with the error set. */
+static int open_object(SafeLoose *b, const git_oid *oid, struct stat *st) {
+  char hex[41];
+  git_hexoid(oid, hex);
+  char *path = object_path(b, hex, 1);
+  if (!path) return -1;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   int err = errno;
   free(path);
@@ -311,13 +320,8 @@ static void safe_free(git_odb_backend *backend) { free(backend); }
 static int loose_prefix(SafeLoose *b, const git_oid *prefix, size_t len, git_oid *found) {
   char hex[41];
   git_hexoid(prefix, hex);
-  size_t n = strlen(b->dir) + 4;
-  char *path = malloc(n);
-  if (!path) {
-    git_error_set_str(GIT_ERROR_NOMEMORY, "out of memory");
-    return -1;
-  }
-  snprintf(path, n, "%s/%.2s", b->dir, hex);
+  char *path = object_path(b, hex, 0);
+  if (!path) return -1;
   DIR *d = opendir(path);
   free(path);
   if (!d) return GIT_ENOTFOUND;
