@@ -1,8 +1,8 @@
---- Naming a run: its whole id, a unique prefix of it (or of its random
+--- Naming a run: its whole id, a unique prefix of it (or of its 12-digit
 -- hex tail, the part that differs: `3f2a` for r-20261206T172530Z-3f2a…),
 -- or `latest`, the newest run (refused when several were queued in the
--- same millisecond, the ids' resolution).  The command line, MCP and the REPL accept
--- the same names; none of them prints here.
+-- same millisecond, the ids' resolution).  `vkit run` resolves its
+-- argument here; this module never prints.
 local M = {}
 
 M.LATEST = "latest"
