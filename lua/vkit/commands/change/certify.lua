@@ -85,8 +85,9 @@ options:
 
 A malformed argument or a revision that names no commit is a usage error
 before anything is queued; a request that does not bind to the accepted
-intent is a blocked run.  Still pending when the wait ends: exit 4, and
-`vkit run wait latest --timeout T` goes on waiting.
+intent is a blocked run (exit 1, as is an --intent the base does not
+hold).  Still pending when the wait ends: exit 4, and `vkit run wait
+latest --timeout T` goes on waiting.
 
 ]] .. cli.EXIT_TEXT
 
