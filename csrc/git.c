@@ -12,6 +12,7 @@
  *   repo:read(commit, path, max_bytes) -> {bytes, mode, blob, size}
  *   repo:tree(commit [, prefix [, limits]]) -> sorted {path, mode, blob, size?}...
  *   repo:capture(commit, dest [, paths [, limits]]) -> identity  (git_capture.c)
+ *   repo:resolve(rev)         -> full commit id of a revision | nil, msg, code
  *   repo:head(), repo:remote_url(name), repo:refs([prefix]), repo:dirty(),
  *   repo:path(), repo:workdir(), repo:close()
  *   repo:fetch(location, refspecs), repo:copy_commit(src, commit) (git_fetch.c)
@@ -32,6 +33,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int luaopen_vkit_json(lua_State *L);
 
@@ -405,6 +407,39 @@ static int repo_head(lua_State *L) {
   return 1;
 }
 
+/* resolve(rev): the full commit id a Git revision names (HEAD, a branch or
+ * tag, main~1, a unique abbreviated id; git rev-parse's syntax), peeled to
+ * a commit.  For the command line only: the library's exact-commit rule
+ * (not-an-exact-commit) stands everywhere else.  Codes: not-found,
+ * ambiguous (a prefix of several objects), invalid-revision (not revision
+ * syntax), not-a-commit (a tree or blob). */
+static int repo_resolve(lua_State *L) {
+  Repo *r = git_checkrepo(L, 1);
+  const char *rev = luaL_checkstring(L, 2);
+  git_object *obj = NULL, *commit = NULL;
+  int err = git_revparse_single(&obj, r->repo, rev);
+  if (err) {
+    const git_error *e = git_error_last();
+    const char *detail = e && e->message ? e->message : "unknown libgit2 error";
+    /* libgit2 calls a hex word under 4 digits an ambiguous prefix; Git
+     * itself says it names nothing. */
+    if (err == GIT_ENOTFOUND || (err == GIT_EAMBIGUOUS && strstr(detail, "too short")))
+      return vkit_fail(L, "not-found", "%s: no such revision", rev);
+    if (err == GIT_EAMBIGUOUS) return vkit_fail(L, "ambiguous", "%s: ambiguous revision (%s)", rev, detail);
+    if (err == GIT_EINVALIDSPEC) return vkit_fail(L, "invalid-revision", "%s: not a revision (%s)", rev, detail);
+    GitFail f;
+    gitfail_git(&f, err, rev);
+    return gitfail_push(L, &f);
+  }
+  err = git_object_peel(&commit, obj, GIT_OBJECT_COMMIT);
+  git_object_t type = git_object_type(obj);
+  git_object_free(obj);
+  if (err) return vkit_fail(L, "not-a-commit", "%s names a %s, not a commit", rev, git_object_type2string(type));
+  push_oid(L, git_object_id(commit));
+  git_object_free(commit);
+  return 1;
+}
+
 /* Remotes are read from the configuration directly: libgit2 1.5's remote
  * API matches config keys with a regex whose non-matches leak (pcre2 match
  * data), and a URL is all vkit needs. */
@@ -527,6 +562,7 @@ static const luaL_Reg repo_methods[] = {
     {"tree", repo_tree},
     {"capture", git_repo_capture},
     {"head", repo_head},
+    {"resolve", repo_resolve},
     {"remote_url", repo_remote_url},
     {"refs", repo_refs},
     {"dirty", repo_dirty},

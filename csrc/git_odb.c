@@ -8,7 +8,8 @@
  * "corrupt" instead, so every repository vkit opens gets an object database
  * of three backends:
  *
- *   1. this file's loose reader (read, read_header, exists), which inflates
+ *   1. this file's loose reader (read, read_header, exists, and their
+ *      prefix forms, which list objects/xx/ for a unique match), which inflates
  *      with explicit bounds: the header must be "<type> <size>\0" with a
  *      canonical decimal size, the body must be exactly <size> bytes, the
  *      zlib stream must end there with nothing after it, and a size beyond
@@ -25,6 +26,7 @@
  */
 #include "git.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
@@ -52,17 +54,26 @@ static int corrupt(const char *what, const git_oid *oid) {
   return -1;
 }
 
-/* Opens the object's file: fd, GIT_ENOTFOUND, or -1 with the error set. */
-static int open_object(SafeLoose *b, const git_oid *oid, struct stat *st) {
-  char hex[41];
-  git_hexoid(oid, hex);
+/* The path of an object's file (whole) or of its fan-out directory, from
+ * its hex id: malloc'd, or NULL with the error set. */
+static char *object_path(const SafeLoose *b, const char hex[41], int whole) {
   size_t n = strlen(b->dir) + 44;
   char *path = malloc(n);
   if (!path) {
     git_error_set_str(GIT_ERROR_NOMEMORY, "out of memory");
-    return -1;
+    return NULL;
   }
-  snprintf(path, n, "%s/%.2s/%s", b->dir, hex, hex + 2);
+  if (whole) snprintf(path, n, "%s/%.2s/%s", b->dir, hex, hex + 2);
+  else snprintf(path, n, "%s/%.2s", b->dir, hex);
+  return path;
+}
+
+/* Opens the object's file: fd, GIT_ENOTFOUND, or -1 with the error set. */
+static int open_object(SafeLoose *b, const git_oid *oid, struct stat *st) {
+  char hex[41];
+  git_hexoid(oid, hex);
+  char *path = object_path(b, hex, 1);
+  if (!path) return -1;
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   int err = errno;
   free(path);
@@ -300,6 +311,53 @@ static int safe_exists(git_odb_backend *backend, const git_oid *oid) {
 
 static void safe_free(git_odb_backend *backend) { free(backend); }
 
+/* Finds the one loose object whose id starts with the first `len` hex
+ * digits of `prefix` (libgit2 passes len >= GIT_OID_MINPREFIXLEN = 4) by
+ * listing its fan-out directory: 0 with *found set, GIT_ENOTFOUND,
+ * GIT_EAMBIGUOUS, or -1 with the error set.  Abbreviated ids (`git
+ * rev-parse` prefixes) resolve through this; the pack backend answers for
+ * packed objects and the odb layer refuses two different matches. */
+static int loose_prefix(SafeLoose *b, const git_oid *prefix, size_t len, git_oid *found) {
+  char hex[41];
+  git_hexoid(prefix, hex);
+  char *path = object_path(b, hex, 0);
+  if (!path) return -1;
+  DIR *d = opendir(path);
+  free(path);
+  if (!d) return GIT_ENOTFOUND;
+  int matches = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strlen(e->d_name) != 38 || strncmp(e->d_name, hex + 2, len - 2)) continue;
+    char full[41];
+    memcpy(full, hex, 2);
+    memcpy(full + 2, e->d_name, 39);
+    git_oid candidate;
+    if (git_oid_fromstrn(&candidate, full, 40)) continue;  /* not an object file */
+    if (matches && !git_oid_cmp(&candidate, found)) continue;
+    *found = candidate;
+    matches++;
+  }
+  closedir(d);
+  git_error_clear();
+  if (!matches) return GIT_ENOTFOUND;
+  if (matches > 1) {
+    git_error_set_str(GIT_ERROR_ODB, "ambiguous object id prefix: more than one loose object matches");
+    return GIT_EAMBIGUOUS;
+  }
+  return 0;
+}
+
+static int safe_read_prefix(git_oid *full, void **data_out, size_t *len_out, git_object_t *type_out,
+                            git_odb_backend *backend, const git_oid *prefix, size_t len) {
+  int err = loose_prefix((SafeLoose *)backend, prefix, len, full);
+  return err ? err : safe_read(data_out, len_out, type_out, backend, full);
+}
+
+static int safe_exists_prefix(git_oid *full, git_odb_backend *backend, const git_oid *prefix, size_t len) {
+  return loose_prefix((SafeLoose *)backend, prefix, len, full);
+}
+
 static int safe_loose_new(git_odb_backend **out, const char *dir) {
   size_t n = strlen(dir);
   SafeLoose *b = calloc(1, sizeof *b + n + 1);
@@ -309,6 +367,8 @@ static int safe_loose_new(git_odb_backend **out, const char *dir) {
   b->parent.read = safe_read;
   b->parent.read_header = safe_read_header;
   b->parent.exists = safe_exists;
+  b->parent.read_prefix = safe_read_prefix;
+  b->parent.exists_prefix = safe_exists_prefix;
   b->parent.free = safe_free;
   *out = &b->parent;
   return 0;

@@ -2,6 +2,16 @@
 return {
   max_attempts = 3,          -- a run whose worker died is retried as a new attempt up to this many times
   max_wait_seconds = 60,     -- --wait / run_wait bound
+  -- --timeout of `change certify` and `run wait`: how long one command may
+  -- block.  Six hours is GitHub Actions' default limit for one job (and
+  -- above GitLab's one-hour default): a CI job waits no longer than its
+  -- runner would let it, and a run that outlasts it is still there for
+  -- `vkit run wait latest`.
+  max_timeout_seconds = 6 * 3600,
+  -- The one command's wait without --timeout (`change certify --base
+  -- --candidate`): long enough for every method on the seed's 4,096-input
+  -- domain in all three languages, builds included, on a slow runner.
+  certify_timeout_seconds = 30 * 60,
   poll_ms = 100,             -- how often waiting callers and workers re-read state (file store)
   max_record_bytes = 16 * 1024 * 1024, -- one retained JSON record read for a report (vkit.report.records)
   handlers = {               -- job kind -> Lua module with run(job, ctx)

@@ -107,7 +107,7 @@ describe("vkit change intent init", function()
     assert.matches("git add verification/score verification/change-intents/" .. digest .. ".v1.json", r.stdout, 1, true)
     assert.matches("must set verification/change-intents/accepted.v1.json to:", r.stdout, 1, true)
     assert.matches('"' .. digest .. '"', r.stdout, 1, true)
-    assert.matches("vkit change request --intent " .. digest, r.stdout, 1, true)
+    assert.matches("vkit change certify --base T --candidate C --intent " .. digest, r.stdout, 1, true)
     local revision = json.decode(vkit.fs.read(("%s/verification/change-intents/%s.v1.json"):format(project, digest)))
     assert.same({ source = "ISSUE-7", statement = "score doubles and caps at 100" }, revision.requirement)
     -- again with the same arguments: the same bytes, nothing refused
@@ -212,9 +212,9 @@ describe("vkit change request", function()
                        "--candidate", base }
     assert.equal(1, r.code)
     assert.matches("the base commit has no intent revision", r.stderr, 1, true)
-    r = t.vkit { "change", "request", "--project", project, "--intent", ("b"):rep(64), "--base", "main", "--candidate", base }
+    r = t.vkit { "change", "request", "--project", project, "--intent", ("b"):rep(64), "--base", "nosuch", "--candidate", base }
     assert.equal(2, r.code)
-    assert.matches("--base must be a full commit id", r.stderr, 1, true)
+    assert.matches("--base nosuch: no such revision in", r.stderr, 1, true)
     r = t.vkit { "change", "request", "--project", project, "--intent", "B" .. ("b"):rep(63), "--base", base,
                  "--candidate", base }
     assert.equal(2, r.code)

@@ -82,9 +82,11 @@ describe("the command line", function()
       assert(vkit.git.init(dir))
       t.write(dir .. "/request.json", '{"schema_version": 1}')
       for _, case in ipairs {
-        { { "--trusted-target", "main" }, "full commit id" },
-        { { "--trusted-target", ("a"):rep(39) }, "full commit id" },
-        { { "--trusted-target", ("A"):rep(40) }, "full commit id" },
+        -- revisions are resolved by the command line; one naming no commit
+        -- is a usage error (tests/change_revisions_spec.lua)
+        { { "--trusted-target", "main" }, "--trusted-target main: no such revision in" },
+        { { "--trusted-target", ("a"):rep(39) }, "no such revision" },
+        { { "--trusted-target", ("A"):rep(40) }, "no such revision" },
         { { "--wait", "61" }, "between 0 and 60" },
         { { "--wait", "0x10" }, "decimal number" },
         { { "--method", "guess" }, "unknown method" },

@@ -96,6 +96,15 @@ M.verify_capture = git.verify_capture
 -- @treturn string
 -- @return nil, message, code: `unborn-head`
 
+--- The full commit id a Git revision names (`HEAD`, a branch or tag,
+-- `main~1`, a unique abbreviation: `git rev-parse`'s syntax), peeled to a
+-- commit.  For the command line, which resolves a revision once before
+-- anything is bound; every other method takes exact commits only.
+-- @function Repository:resolve
+-- @string rev
+-- @treturn string 40 lowercase hex digits
+-- @return nil, message, code: `not-found`, `ambiguous`, `invalid-revision`, `not-a-commit`
+
 --- A remote's URL.
 -- @function Repository:remote_url
 -- @string name

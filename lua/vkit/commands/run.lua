@@ -14,9 +14,13 @@ local json = require "vkit.json"
 local store_mod = require "vkit.store"
 local report = require "vkit.report"
 local policy = require("vkit.policy").store
+local named = require "vkit.runs.named"
+local repository = require "vkit.cli.repository"
+local duration = require "vkit.cli.duration"
 
 local COMMON = [[
-  --project DIR   the project whose job store to read (default: the current directory)
+  --project DIR   the project whose job store to read (default: the Git work tree
+                  holding the current directory, found upward as git does)
   --store URL     another store: postgresql://... (libpq syntax, no password in it), or VKIT_STORE
   --json          the run summary as JSON on stdout
   --help          this text]]
@@ -33,7 +37,7 @@ CORRUPT with the file and the reason, never skipped.  An empty store says so.
 options:
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT .. "\n\n" .. [[  (list: 0 listed, 3 a run is corrupt or the store unreadable, 7 not a Git repository)]],
   show = [[
-usage: vkit run show --run ID [--project DIR] [--json]
+usage: vkit run show [ID | --run ID] [--project DIR] [--json]
 
 Prints what the run established: its outcome, the reason and message of a
 blocked or failed run, each method's result with its coverage, the findings
@@ -41,21 +45,25 @@ blocked or failed run, each method's result with its coverage, the findings
 absolute paths and SHA-256, and what is not established.
 
 options:
-  --run ID        the run (required)
-]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT .. "\n\n" .. [[  (show: 0 shown, 3 the run is corrupt, 6 no such run)]],
+  --run ID        the run (required; also positional): its whole id, a unique
+                  prefix of it or of its hex tail, or `latest`
+]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT .. "\n\n" .. [[  (show: 0 shown, 2 an ambiguous prefix, 3 the run is corrupt, 6 no such run)]],
   wait = [[
-usage: vkit run wait --run ID [--wait S] [--project DIR] [--json]
+usage: vkit run wait [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
 
-Waits up to S seconds (0..60, default 60) for the run to finish, then prints
-it as `vkit run show` does.  Exits as the command that queued the run would
-for the same outcome: a CI can gate on `vkit run wait`.
+Waits up to S seconds (0..60, default 60), or up to T, for the run to
+finish, then prints it as `vkit run show` does.  Exits as the command that
+queued the run would for the same outcome (4 still pending): a CI can gate
+on `vkit run wait latest --timeout 30m`.
 
 options:
-  --run ID        the run (required)
+  --run ID        the run (required; also positional): its whole id, a unique
+                  prefix of it or of its hex tail, or `latest`
   --wait S        seconds to wait, a decimal from 0 to 60
+  --timeout T     how long to wait: 90, 90s, 10m, 2h (at most 6h)
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT,
   cancel = [[
-usage: vkit run cancel --run ID [--project DIR] [--json]
+usage: vkit run cancel [ID | --run ID] [--project DIR] [--json]
 
 Requests cancellation: a queued run is cancelled at once, a running one is
 stopped by its worker (its whole process tree).  Prints the run.
@@ -64,7 +72,7 @@ options:
   --run ID        the run (required)
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT .. "\n\n" .. [[  (cancel: 0 requested or already finished, 6 no such run)]],
   replay = [[
-usage: vkit run replay --run ID [--wait S] [--project DIR] [--json]
+usage: vkit run replay [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
 
 Queues a replay of a finished external check (seed 000): its retained
 declared evidence is copied into a fresh attempt and the currently pinned
@@ -74,9 +82,10 @@ receipt are never consulted.  Prints the replay's run as `vkit verify` does.
 options:
   --run ID        the external-check run to replay (required)
   --wait S        seconds to wait for the replay, a decimal from 0 to 60
+  --timeout T     how long to wait for the replay: 90, 90s, 10m, 2h (at most 6h)
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT,
   report = [[
-usage: vkit run report --run ID [--format md|html|json|junit|text] [--output FILE] [--project DIR]
+usage: vkit run report [ID | --run ID] [--format md|html|json|junit|text] [--output FILE] [--project DIR]
 
 Writes a self-contained report a reviewer reads in a pull request or a
 browser: what was verified, each method with its coverage, the findings,
@@ -108,17 +117,18 @@ lease a worker must renew (docs/deployment.md).]],
 
 local USAGE = [[
 usage: vkit run list [--project DIR] [--json]
-       vkit run show --run ID [--project DIR] [--json]
-       vkit run wait --run ID [--wait S] [--project DIR] [--json]
-       vkit run cancel --run ID [--project DIR] [--json]
-       vkit run replay --run ID [--wait S] [--project DIR] [--json]
-       vkit run report --run ID [--format md|html|json|junit|text] [--output FILE] [--project DIR]
+       vkit run show [ID | --run ID] [--project DIR] [--json]
+       vkit run wait [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
+       vkit run cancel [ID | --run ID] [--project DIR] [--json]
+       vkit run replay [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
+       vkit run report [ID | --run ID] [--format md|html|json|junit|text] [--output FILE] [--project DIR]
        vkit run worker [--project DIR] [--store URL] [--concurrency N] [--until-idle] [--lease-seconds S]
 Every action takes --store URL (or VKIT_STORE): postgresql://... (libpq syntax,
 no password in it) selects the shared PostgreSQL store; default: the project's file store.
 
-The durable job lifecycle of a project's job store.  `vkit run ACTION --help`
-describes one action.
+The durable job lifecycle of a project's job store.  A run is named by its
+whole id, a unique prefix (of the id or of its hex tail), or `latest`.
+`vkit run ACTION --help` describes one action.
 
 ]] .. cli.EXIT_TEXT
 
@@ -193,7 +203,12 @@ end
 
 local function with_run(store, opts, fn, action)
   if not opts.run then return usage_error("--run ID is required", action) end
-  local run, message, code = store:get(opts.run)
+  local id, why, why_code = named.resolve(store, opts.run)
+  if not id then
+    if why_code == "ambiguous-run" then return usage_error(why, action) end
+    return cli.fail(cli.EXIT.no_such_run, "%s", why)
+  end
+  local run, message, code = store:get(id)
   if not run then
     return cli.fail(code == "corrupt-run" and cli.EXIT.infrastructure or cli.EXIT.no_such_run, "%s", message)
   end
@@ -211,7 +226,7 @@ end
 function actions.wait(store, opts)
   return with_run(store, opts, function(run)
     if run.stale or run.state.status == "queued" then store:ensure_worker() end
-    local done = assert(store:wait(run.id, opts.wait or policy.max_wait_seconds))
+    local done = assert(store:wait(run.id, opts.timeout or opts.wait or policy.max_wait_seconds))
     if opts.json then print_summary(store, done) else print_established(store, done) end
     return exit_status(done)
   end, "wait")
@@ -255,7 +270,7 @@ function actions.replay(store, opts)
       return code == "not-replayable" and cli.EXIT.usage or cli.EXIT.refused
     end
     store:ensure_worker()
-    return outcomes.print_external(store, require("vkit.runs.external").wait_all(store, { id }, opts.wait), opts)
+    return outcomes.print_external(store, require("vkit.runs.external").wait_all(store, { id }, opts.timeout or opts.wait), opts)
   end, "replay")
 end
 
@@ -295,15 +310,33 @@ return {
     local opts, err = args.parse(table.move(argv, 2, #argv, 1, {}), {
       flags = { json = true, until_idle = true },
       options = { project = "string", run = "string", wait = "number", format = "string", output = "string",
-                  store = "string", concurrency = "number", lease_seconds = "number" },
+                  store = "string", concurrency = "number", lease_seconds = "number", timeout = "string" },
+      max = 1,
     })
     if not opts then return usage_error(err, action) end
+    -- The run, positionally or by --run (one of them).
+    if opts[1] then
+      if action == "list" or action == "worker" then return usage_error(("unexpected argument %q"):format(opts[1]), action) end
+      if opts.run then return usage_error("name the run once: positionally or with --run", action) end
+      opts.run = opts[1]
+    end
+    if opts.timeout then
+      if action ~= "wait" and action ~= "replay" then
+        return usage_error("--timeout is an option of run wait and run replay", action)
+      end
+      if opts.wait then return usage_error("give --wait or --timeout, not both", action) end
+      local seconds, why = duration.parse(opts.timeout)
+      if not seconds then return usage_error(why, action) end
+      opts.timeout = seconds
+    end
     if opts.wait and (opts.wait < 0 or opts.wait > policy.max_wait_seconds) then
       return usage_error(("--wait must be between 0 and %d seconds"):format(policy.max_wait_seconds), action)
     end
     local problem = require("vkit.store.worker").check_options(action, opts)
     if problem then return usage_error(problem, action) end
-    local store, status = cli.open_store(opts.project, { create = WRITES[action] or false, store = opts.store,
+    -- The project: the Git work tree holding --project (default the current
+    -- directory), as git finds it, so a subdirectory reads the same store.
+    local store, status = cli.open_store(repository.project(opts.project) or opts.project, { create = WRITES[action] or false, store = opts.store,
                                                          lease_seconds = opts.lease_seconds })
     if not store then return status end
     -- A store that arrived with a clone, or is a link, is said to be one

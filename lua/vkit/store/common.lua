@@ -19,8 +19,14 @@ function M.now()
   return os.date "!%Y-%m-%dT%H:%M:%SZ"
 end
 
+--- A run id: "r-" UTC second "-" 12 hex digits, the first 3 the
+--  millisecond, so ids sort in the order runs were queued (`vkit run show
+--  latest`, vkit.runs.named), the other 9 random.
 function M.new_id()
-  return ("r-%s-%s"):format(os.date "!%Y%m%dT%H%M%SZ", sys.random_hex(6))
+  local now = sys.time()
+  local second = math.floor(now)
+  return ("r-%s-%03x%s"):format(os.date("!%Y%m%dT%H%M%SZ", second), math.min(999, math.floor((now - second) * 1000)),
+    sys.random_hex(5):sub(1, 9))
 end
 
 --- The state record of the given fields (the others null), stamped now.

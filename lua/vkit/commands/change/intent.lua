@@ -57,7 +57,8 @@ options:
   --repetitions N, --selection S, --max-inputs N, --shrink-limit N,
   --process-deadline-ms N
                         the observation policy (defaults 2, spread, 12, 8, 10000)
-  --project DIR         the repository's working tree (default: the current directory)
+  --project DIR         the repository's working tree (default: the one holding the
+                        current directory, found upward as git does)
   --json                the files, the digest and the acceptance list as JSON
   --help                this text
 
@@ -125,7 +126,7 @@ function M.init(argv)
   local project = opts.project or "."
   local root = fs.realpath(project)
   local git_ok, git = pcall(require, "vkit.git")
-  local repo = root and git_ok and git.open(root)
+  local repo = root and git_ok and git.open(root, { search = true }) -- upward, as git finds it
   if not repo then return cli.fail(cli.EXIT.not_a_repository, "the project %s is not a Git repository", project) end
   local workdir = repo:workdir()
   repo:close()
@@ -189,9 +190,8 @@ function M.init(argv)
     plan.accepted.path))
   for line in plan.accepted.bytes:gmatch "[^\n]+" do print("     " .. line) end
   print("   and change nothing else; a candidate may not touch that list or these files.")
-  print("3. Then, for a candidate commit C whose history holds that target commit T:")
-  print(("     vkit change request --intent %s --base T --candidate C > request.json"):format(plan.digest))
-  print("     vkit change certify --request request.json --trusted-target T --project .")
+  print("3. Then certify a candidate C whose history holds that target T (any revisions, e.g. main and HEAD):")
+  print(("     vkit change certify --base T --candidate C --intent %s --timeout 10m"):format(plan.digest))
   return cli.EXIT.ok
 end
 
