@@ -1,7 +1,8 @@
 --- The HTML view of a run's report: one self-contained page (inline CSS,
 --  no script, no external resource; a Content-Security-Policy forbids
 --  both), with the accepted domain drawn as an inline SVG strip of its
---  inputs: checked, omitted and violating.  Run-supplied text is escaped
+--  inputs (checked, omitted and violating) and a chart of what base and
+--  candidate return over it (vkit.report.chart).  Run-supplied text is escaped
 --  (markup.html).  Elements carry ids and data- attributes so the page can
 --  be checked through its DOM.
 local h = require("vkit.report.markup").html
@@ -78,7 +79,10 @@ function M.render(model)
   if model.domain then
     add(out, "<h2>Accepted domain</h2>")
     strip(out, model.domain)
-    if model.domain.series then chart.render(out, model.domain) end
+    if model.domain.series then
+      add(out, "<h2>What base and candidate return</h2>")
+      chart.render(out, model.domain)
+    end
   end
   add(out, '<h2>Methods</h2><table id="methods"><tr><th>method</th><th>result</th><th>coverage</th></tr>')
   for _, m in ipairs(model.methods) do

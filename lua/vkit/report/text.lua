@@ -20,9 +20,10 @@ local function findings(out, model)
   line(out, "findings (%d):", #list)
   for i = 1, math.min(#list, M.FINDINGS_SHOWN) do
     local f = list[i]
-    line(out, "  - %s: %s%s", escape(f.title), f.rule and (escape(f.rule) .. ": ") or "", escape(f.detail or ""))
+    line(out, "  - %s: %s", escape(f.title), escape(f.detail or ""))
+    if f.rule then line(out, "      %-12s %s", "rule", escape(f.rule)) end
     for _, field in ipairs(f.fields or {}) do line(out, "      %-12s %s", escape(field.label), escape(field.value)) end
-    if f.seen ~= "" then line(out, "      seen by %s", escape(f.seen)) end
+    if f.seen ~= "" then line(out, "      %-12s %s", "seen by", escape(f.seen)) end
   end
   if #list > M.FINDINGS_SHOWN then line(out, "  ... and %d more", #list - M.FINDINGS_SHOWN) end
 end
