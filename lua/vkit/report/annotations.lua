@@ -40,7 +40,7 @@ function M.of(model)
     out.items[#out.items + 1] = { rule = rule, level = "error",
       title = ("vkit %s: %s"):format(word, f.title),
       message = sentence(("%s: %s%s%s"):format(f.title, f.rule and (f.rule .. " — ") or "", f.detail or "",
-        f.seen and f.seen ~= "" and (" (seen by " .. f.seen .. ")") or "")) }
+        (f.seen or "") ~= "" and (" (seen by " .. f.seen .. ")") or "")) }
   end
   if #out.items == 0 then
     local rule = model.reason or word

@@ -13,8 +13,10 @@
 local M = {}
 
 -- "exhaustive, finite_paired (4 of 20)": a method that saw every input of
--- the entry is named alone.
-local function seen_line(seen_by, count)
+-- the entry is named alone; "" when the run had one method (nothing to tell
+-- apart).
+local function seen_line(seen_by, count, methods)
+  if methods < 2 then return "" end
   local parts = {}
   for _, s in ipairs(seen_by) do
     parts[#parts + 1] = (count > 1 and s.count < count) and ("%s (%d of %d)"):format(s.method, s.count, count) or s.method
@@ -89,7 +91,7 @@ function M.of(model)
       end
     end
     group.seen_by = ordered_seen(group.counts, order)
-    group.seen = seen_line(group.seen_by, group.count)
+    group.seen = seen_line(group.seen_by, group.count, #order)
     group.counts, group.example = nil, nil
     out[#out + 1] = group
   end
@@ -106,7 +108,7 @@ function M.of(model)
   close()
   for _, o in ipairs(others) do
     o.seen_by = ordered_seen(o.counts, order)
-    o.seen = seen_line(o.seen_by, 1)
+    o.seen = seen_line(o.seen_by, 1, #order)
     o.counts = nil
     out[#out + 1] = o
   end

@@ -107,8 +107,9 @@ function M.render(model)
       end
       add(out, ('<li class="finding" data-from="%s" data-to="%s" data-count="%s" data-rule="%s" data-seen="%s">'
         .. '<strong>%s</strong>: %s%s%s%s</li>'):format(tostring(f.from or ""), tostring(f.to or ""),
-        tostring(f.count or ""), h(f.rule or ""), h(f.seen or ""), h(f.title), f.rule and ("<code>%s</code> — "):format(h(f.rule)) or "",
-        h(f.detail or ""), f.seen ~= "" and (" <em>(seen by %s)</em>"):format(h(f.seen)) or "", table.concat(fields)))
+        tostring(f.count or ""), h(f.rule or ""), h(f.seen or ""), h(f.title),
+        f.rule and ("<code>%s</code> — "):format(h(f.rule)) or "", h(f.detail or ""),
+        (f.seen or "") ~= "" and (" <em>(seen by %s)</em>"):format(h(f.seen)) or "", table.concat(fields)))
     end
     add(out, "</ul>")
   end

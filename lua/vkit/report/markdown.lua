@@ -49,7 +49,7 @@ function M.render(model)
         break
       end
       add(out, ("- **%s**: %s%s%s"):format(md(f.title), f.rule and ("`%s` — "):format(code(f.rule)) or "",
-        md(f.detail or ""), f.seen ~= "" and (" (seen by " .. md(f.seen) .. ")") or ""))
+        md(f.detail or ""), (f.seen or "") ~= "" and (" (seen by " .. md(f.seen) .. ")") or ""))
       for _, field in ipairs(f.fields or {}) do add(out, ("  - %s: `%s`"):format(md(field.label), code(field.value))) end
     end
     add(out, "")

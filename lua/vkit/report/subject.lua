@@ -65,7 +65,9 @@ end
 --- The subject as the report's first rows: {{label, value}, ...}.
 function M.rows(s)
   local rows = {}
-  local function add(label, value) if value ~= nil and value ~= json.null then rows[#rows + 1] = { label = label, value = value } end end
+  local function add(label, value)
+    if value ~= nil and value ~= json.null then rows[#rows + 1] = { label = label, value = value } end
+  end
   if s.file then add("file", s.line and ("%s:%d"):format(s.file, s.line) or s.file) end
   add("function", s["function"])
   add("language", s.language)

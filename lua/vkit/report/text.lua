@@ -23,7 +23,7 @@ local function findings(out, model)
     line(out, "  - %s: %s", escape(f.title), escape(f.detail or ""))
     if f.rule then line(out, "      %-12s %s", "rule", escape(f.rule)) end
     for _, field in ipairs(f.fields or {}) do line(out, "      %-12s %s", escape(field.label), escape(field.value)) end
-    if f.seen ~= "" then line(out, "      %-12s %s", "seen by", escape(f.seen)) end
+    if (f.seen or "") ~= "" then line(out, "      %-12s %s", "seen by", escape(f.seen)) end
   end
   if #list > M.FINDINGS_SHOWN then line(out, "  ... and %d more", #list - M.FINDINGS_SHOWN) end
 end
