@@ -132,4 +132,20 @@ describe("the report of a certification wrong at 96 inputs 4000..4095", function
     end
     assert.equal(root .. "/" .. model.methods[1].report.display, model.methods[1].report.path)
   end)
+
+  it("finds the subject in the repository when no method retained the binding, only with the digest preflight bound", function()
+    local attempt = ("%s/.vkit/runs/%s/attempts/1"):format(ctx.project, ctx.run_id)
+    for _, method in ipairs { "exhaustive", "finite_paired" } do
+      assert(os.remove(("%s/%s/artifacts/binding_map.json"):format(attempt, method)))
+    end
+    local model = json.decode(ctx.report "json")
+    assert.same({ "src/score.py", 4, "score", "python" }, { model.target.file, model.target.line,
+      model.target["function"], model.target.language })
+    local pre = json.decode(assert(vkit.fs.read(attempt .. "/preflight.json", 1 << 24)))
+    pre.intent.revision.artifacts.binding_map.sha256 = ("0"):rep(64)
+    require("tests.support.run").write(attempt .. "/preflight.json", json.encode(pre))
+    model = json.decode(ctx.report "json")
+    assert.is_nil(model.target.file, "a binding map with another digest is not the one the run bound")
+    assert.matches("| base | " .. ctx.p.target:sub(1, 12) .. " |", ctx.report "md", 1, true)
+  end)
 end)

@@ -202,7 +202,7 @@ function M.model(store, run)
   -- What changed, first: file, function, language, base and candidate
   -- (short ids here; the full ones in model.target).
   model.target = subject.of(dir, present(shadow.target) and shadow.target or payload.trusted_target,
-    present(shadow.candidate) and shadow.candidate or request.candidate)
+    present(shadow.candidate) and shadow.candidate or request.candidate, store.project)
   for _, row in ipairs(subject.rows(model.target)) do model.subject[#model.subject + 1] = row end
   if present(shadow.requirement) then
     model.subject[#model.subject + 1] = { label = "requirement", value = ("%s: %s"):format(shadow.requirement.source,

@@ -3,9 +3,14 @@
 --  and the base and candidate with short ids (the full ids stay in the
 --  model, so `--json` keeps them).  Read from what the run retained: a
 --  method's copy of the binding map and its capture of the candidate's
---  source (the line is where the function is defined there).
+--  source (the line is where the function is defined there); when no
+--  method ran, from the project's repository: the binding map preflight
+--  bound (at the base, with the digest it recorded) and the candidate's
+--  source.
 local json = require "vkit.json"
 local fs = require "vkit.fs"
+local git = require "vkit.git"
+local hash = require "vkit.hash"
 local records = require "vkit.report.records"
 
 local M = {}
@@ -41,10 +46,30 @@ function M.short(id)
   return type(id) == "string" and id:sub(1, M.SHORT) or nil
 end
 
+-- The binding preflight bound, read from the repository at the base (only
+-- with the digest preflight recorded), and the line in the candidate.
+local function from_repository(s, dir, project)
+  local pre = records.read_json(dir .. "/preflight.json")
+  local pin = type(pre) == "table" and type(pre.intent) == "table" and type(pre.intent.revision) == "table"
+    and type(pre.intent.revision.artifacts) == "table" and pre.intent.revision.artifacts.binding_map
+  if type(pin) ~= "table" or type(pin.path) ~= "string" or type(project) ~= "string"
+    or type(s.base) ~= "string" then return end
+  local repo = git.open(project)
+  if not repo then return end
+  local blob = repo:read(s.base, pin.path, M.SOURCE_CAP)
+  local binding = blob and hash.sha256(blob.bytes) == pin.sha256 and json.decode(blob.bytes)
+  if type(binding) == "table" and type(binding.source) == "string" then
+    s.file, s["function"], s.language = binding.source, binding["function"], binding.language
+    local src = type(s.candidate) == "string" and repo:read(s.candidate, binding.source, M.SOURCE_CAP)
+    s.line = M.definition_line(s.language, src and src.bytes, s["function"])
+  end
+  repo:close()
+end
+
 --- {file, ["function"], language, line, base, candidate} of a change run
---  from its attempt directory and the full base and candidate ids (any
---  field nil when the run never got far enough to retain it).
-function M.of(dir, base, candidate)
+--  from its attempt directory, the full base and candidate ids and the
+--  project directory (any field nil when the run never got far enough).
+function M.of(dir, base, candidate, project)
   local s = { base = base, candidate = candidate }
   if not dir then return s end
   for _, method in ipairs { "exhaustive", "finite_paired", "rust_exhaustive", "rust_kani" } do
@@ -59,6 +84,7 @@ function M.of(dir, base, candidate)
       break
     end
   end
+  if not s.file then from_repository(s, dir, project) end
   return s
 end
 
