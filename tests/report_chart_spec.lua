@@ -60,6 +60,6 @@ describe("the outputs chart", function()
                  series = { base = { { 0, 0, 0 }, { 50, 50, 100 } }, candidate = { { 0, 0, 0 }, { 50, 50, 99 } },
                             sampled = true } } }, "html")
     assert.matches('data%-sampled="true" data%-differences="1"', html)
-    assert.matches("sampled inputs only", html, 1, true)
+    assert.matches("the sampled inputs only", html, 1, true)
   end)
 end)

@@ -47,6 +47,13 @@ describe("one findings list per run", function()
     assert.equal("array", json.kind(runs.violation_ranges {}))
   end)
 
+  it("keeps both sides' outputs only up to the policy's number of runs", function()
+    local obs = {}
+    for x = 0, 9 do obs[#obs + 1] = { input = x, base = { state = "value", value = x }, candidate = { state = "value", value = 0 } } end
+    assert.same({ { 0, 9, 0 } }, runs.outputs(obs, 10).candidate)
+    assert.same({ omitted = "more than 9 runs of one output on a side" }, runs.outputs(obs, 9))
+  end)
+
   it("keeps what a side returned as runs of one value, none where it returned no value", function()
     local obs = {}
     for x = 0, 5 do

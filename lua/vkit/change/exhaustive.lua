@@ -351,7 +351,7 @@ function M.run(bound, opts)
   report.violations.smallest = violations[1] or json.null
   -- Every violation and every output in runs, past the listing's cap (the reports' ranges and chart).
   report.violations.ranges = runs.violation_ranges(violations)
-  report.outputs = { base = runs.series(observations, "base"), candidate = runs.series(observations, "candidate") }
+  report.outputs = runs.outputs(observations, cfg.output_runs_kept)
   report.unstable = listed(unstable)
   report.failed_inputs = listed(failed)
   report.isolation = listed(isolation)

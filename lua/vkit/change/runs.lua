@@ -42,4 +42,14 @@ function M.series(observations, side)
   return out
 end
 
+--- Both sides' series, or, past `cap` runs on a side, why they are not kept
+--  (a report stays within its record cap whatever the domain).
+function M.outputs(observations, cap)
+  local out = { base = M.series(observations, "base"), candidate = M.series(observations, "candidate") }
+  if #out.base > cap or #out.candidate > cap then
+    return { omitted = ("more than %d runs of one output on a side"):format(cap) }
+  end
+  return out
+end
+
 return M

@@ -100,7 +100,7 @@ function M.render(out, domain)
   add(out, "</svg>")
   add(out, ('<p class="legend"><span style="background:#2563eb"></span>base<span style="background:#ea580c"></span>'
     .. 'candidate<span style="background:#f4c7c3"></span>base and candidate differ%s</p>'):format(series.sampled
-    and " (sampled inputs only: the exhaustive method did not run)" or ""))
+    and " (the sampled inputs only: no exhaustive run kept every output)" or ""))
 end
 
 return M
