@@ -43,6 +43,8 @@ return {
     min_passes = 2,                  -- runs per side in fresh processes: ascending, then run-id orders
     stderr_reserve_bytes = 4 * KiB,  -- of each invocation's output cap, left for the candidate's own stderr
     listed_inputs = 64,              -- violating / unstable / failed inputs listed by value in a report
+    output_runs_kept = 8192,         -- runs of one output per side kept for the report's chart: a
+                                     -- 4,096-input domain of distinct outputs fits twice over
   },
   -- A certification run's outcome (the pure combiner, vkit.change.combine)
   -- and the exit status `vkit change certify` gives it.  0 means every

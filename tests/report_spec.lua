@@ -24,13 +24,14 @@ local function sample_model()
     methods = {
       { name = "exhaustive", result = "observed_violation", passing = false,
         coverage = { checked = 200, total = 300, unit = "inputs", text = "checked 200 of 300 accepted inputs (exhaustive)" },
-        findings = { { title = "input 250", detail = HOSTILE, fields = { { label = "candidate", value = HOSTILE } } } },
-        findings_total = 7 },
+        findings = { { title = "input 250", input = 250, rule = "guard", detail = HOSTILE,
+                       fields = { { label = "candidate", value = HOSTILE } } } },
+        ranges = { { from = 250, to = 256, count = 7, rule = "guard" } }, findings_total = 7 },
       { name = "finite_paired", result = "samples_within_contract", passing = false, sampled = true,
         coverage = { checked = 12, total = 300, unit = "inputs", text = "checked 12 of 300 accepted inputs (finite_paired, sampled)" },
         findings = {} },
     },
-    domain = { from = 0, to = 299, checked = { { 0, 99 }, { 200, 299 } }, violating = { 250 } },
+    domain = { from = 0, to = 299, checked = { { 0, 99 }, { 200, 299 } }, violating = { 250, 251, 252, 253, 254, 255, 256 } },
     established = {}, not_established = { "sampled observations do not cover omitted inputs" },
     artifacts = { { path = "/tmp/x/report.json", sha256 = ("b"):rep(64), size = 10, changed = false },
                   { path = "/tmp/x/gone.json", sha256 = json.null, size = json.null, missing = true } },
@@ -82,8 +83,12 @@ describe("run reports", function()
       local text = report.render(m, "text")
       assert.matches("checked 200 of 300 accepted inputs %(exhaustive%)", text)
       assert.matches("checked 12 of 300 accepted inputs %(finite_paired, sampled%)", text)
-      assert.matches("findings %(7%):", text)
-      assert.matches("%.%.%. and 6 more", text)
+      assert.matches("findings (1):\n  - 250..256 (7 inputs): at input 250: <script>", text, 1, true)
+      assert.matches("\n      seen by%s+exhaustive\n", text)
+      for i = 1, 7 do
+        m.methods[2].findings[i] = { title = "input " .. (i * 2), input = i * 2, rule = "guard", detail = "x" }
+      end
+      assert.matches("findings %(8%):.*%.%.%. and 3 more", report.render(m, "text"))
       assert.matches("not established:\n  sampled observations", text)
       local md = report.render(m, "md")
       assert.matches("Nothing: this run does not make its claim", md)
@@ -132,7 +137,7 @@ describe("run reports", function()
       local md = report_of(p, run, "md")
       assert.matches("# vkit external check `" .. run.run_id .. "`: PASS", md, 1, true)
       assert.matches("3 of 3 accepted obligations established by a valid accepting receipt", md, 1, true)
-      assert.matches("| `%x+` | %d+ | /.-/attempts/1/checker/receipt%.json |", md)
+      assert.matches("| `%x+` | %d+ | %.vkit/runs/" .. run.run_id:gsub("%p", "%%%0") .. "/attempts/1/checker/receipt%.json |", md)
       local junit = consume_junit(report_of(p, run, "junit"))
       assert.equal(1, junit.tests)
       assert.equal(0, junit.failures)

@@ -39,6 +39,7 @@ local json = require "vkit.json"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local ranges = require "vkit.change.ranges"
+local runs = require "vkit.change.runs"
 local assess = require "vkit.change.assess"
 local drivers = require "vkit.change.drivers"
 local batch_drivers = require "vkit.change.batch_drivers"
@@ -348,6 +349,9 @@ function M.run(bound, opts)
   report.inputs_undecided = result.coverage.undecided
   report.violations = listed(violations)
   report.violations.smallest = violations[1] or json.null
+  -- Every violation and every output in runs, past the listing's cap (the reports' ranges and chart).
+  report.violations.ranges = runs.violation_ranges(violations)
+  report.outputs = runs.outputs(observations, cfg.output_runs_kept)
   report.unstable = listed(unstable)
   report.failed_inputs = listed(failed)
   report.isolation = listed(isolation)

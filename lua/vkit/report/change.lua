@@ -9,6 +9,8 @@ local change_runs = require "vkit.runs.change"
 local coverage_mod = require "vkit.change.coverage"
 local methods_mod = require "vkit.change.methods"
 local ranges = require "vkit.change.ranges"
+local runs = require "vkit.change.runs"
+local subject = require "vkit.report.subject"
 
 local M = {}
 
@@ -38,7 +40,8 @@ local function finding_of(f)
   end
   local title = present(f.input) and ("input " .. tostring(f.input)) or tostring(f.rule or f.verdict or "finding")
   local detail = tostring(f.message or f.reason or ""):gsub("^input %d+: ", "")
-  return { title = title, detail = detail, fields = fields, input = math.tointeger(f.input) }
+  return { title = title, detail = detail, fields = fields, input = math.tointeger(f.input),
+           rule = present(f.rule) and tostring(f.rule) or nil }
 end
 
 -- What a native method's report says of its sandbox, in one line.
@@ -109,6 +112,10 @@ local function method_model(dir, m)
     local paired = m.method == "finite_paired" and records.read_json(dir .. "/finite_paired/paired-execution-report.v1.json")
     for _, note in ipairs(notes_of(m.method, doc, paired)) do method.notes[#method.notes + 1] = note end
     if type(doc) == "table" then
+      -- every violating input, past the listing's cap (vkit.change.runs)
+      if type(doc.violations) == "table" and json.kind(doc.violations.ranges) == "array" then
+        method.ranges = doc.violations.ranges
+      end
       for _, key in ipairs { "violations", "findings" } do
         local items, n = listed(doc[key])
         for _, f in ipairs(items) do
@@ -131,6 +138,22 @@ local function method_model(dir, m)
   return method
 end
 
+-- What base and candidate returned over the domain, for the chart: every
+-- input from the exhaustive method, else the inputs the sampled method ran.
+local function series_of(dir)
+  local doc = records.read_json(dir .. "/exhaustive/exhaustive-report.v1.json")
+  if type(doc) == "table" and type(doc.outputs) == "table" and json.kind(doc.outputs.base) == "array" then
+    return { base = doc.outputs.base, candidate = doc.outputs.candidate, sampled = false }
+  end
+  local paired = records.read_json(dir .. "/finite_paired/paired-execution-report.v1.json")
+  local obs = type(paired) == "table" and json.kind(paired.observations) == "array" and paired.observations
+  if not obs or #obs == 0 then return nil end
+  local sorted = {}
+  for i, o in ipairs(obs) do sorted[i] = o end
+  table.sort(sorted, function(a, b) return a.input < b.input end)
+  return { base = runs.series(sorted, "base"), candidate = runs.series(sorted, "candidate"), sampled = true }
+end
+
 -- The accepted domain for the strip: its span, the inputs checked (the
 -- whole domain when a method checked every input, else the inputs the
 -- sampled method ran) and every violating input found.
@@ -151,15 +174,22 @@ local function domain_of(run, dir, model)
     end
   end
   local seen = {}
+  local function violating(x)
+    if not seen[x] then
+      seen[x] = true
+      d.violating[#d.violating + 1] = x
+    end
+  end
   for _, m in ipairs(model.methods) do
+    for _, r in ipairs(m.ranges or {}) do
+      for x = r.from, r.to do violating(x) end
+    end
     for _, f in ipairs(m.findings) do
-      if f.input and not seen[f.input] then
-        seen[f.input] = true
-        d.violating[#d.violating + 1] = f.input
-      end
+      if f.input then violating(f.input) end
     end
   end
   table.sort(d.violating)
+  d.series = dir and series_of(dir)
   return d
 end
 
@@ -167,12 +197,18 @@ function M.model(store, run)
   local model = records.base(run, "change certification")
   local shadow = change_runs.shadow(store, run)
   local payload = run.job.payload
+  local dir = records.attempt_dir(run)
+  local request = type(payload.request) == "table" and payload.request or {}
+  -- What changed, first: file, function, language, base and candidate
+  -- (short ids here; the full ones in model.target).
+  model.target = subject.of(dir, present(shadow.target) and shadow.target or payload.trusted_target,
+    present(shadow.candidate) and shadow.candidate or request.candidate, store.project)
+  for _, row in ipairs(subject.rows(model.target)) do model.subject[#model.subject + 1] = row end
   if present(shadow.requirement) then
     model.subject[#model.subject + 1] = { label = "requirement", value = ("%s: %s"):format(shadow.requirement.source,
       shadow.requirement.statement) }
   end
-  for _, f in ipairs { { "intent", shadow.intent_digest }, { "base (target)", shadow.target or payload.trusted_target },
-                       { "candidate", shadow.candidate }, { "method", payload.method } } do
+  for _, f in ipairs { { "intent", shadow.intent_digest }, { "method", payload.method } } do
     if present(f[2]) then model.subject[#model.subject + 1] = { label = f[1], value = tostring(f[2]) } end
   end
   if present(shadow.coverage) and shadow.coverage.statement then
@@ -189,7 +225,6 @@ function M.model(store, run)
     model.subject[#model.subject + 1] = { label = "trust-candidate-code", value = "used: the host accepts a "
       .. "candidate outside the pure profile" }
   end
-  local dir = records.attempt_dir(run)
   for _, m in ipairs(shadow.methods or {}) do model.methods[#model.methods + 1] = method_model(dir, m) end
   model.passing = change_runs.certified(run)
   if present(shadow.blocked) then

@@ -1,10 +1,13 @@
 --- The HTML view of a run's report: one self-contained page (inline CSS,
 --  no script, no external resource; a Content-Security-Policy forbids
 --  both), with the accepted domain drawn as an inline SVG strip of its
---  inputs: checked, omitted and violating.  Run-supplied text is escaped
+--  inputs (checked, omitted and violating) and a chart of what base and
+--  candidate return over it (vkit.report.chart).  Run-supplied text is escaped
 --  (markup.html).  Elements carry ids and data- attributes so the page can
 --  be checked through its DOM.
 local h = require("vkit.report.markup").html
+local findings = require "vkit.report.findings"
+local chart = require "vkit.report.chart"
 
 local M = {}
 
@@ -76,6 +79,10 @@ function M.render(model)
   if model.domain then
     add(out, "<h2>Accepted domain</h2>")
     strip(out, model.domain)
+    if model.domain.series then
+      add(out, "<h2>What base and candidate return</h2>")
+      chart.render(out, model.domain)
+    end
   end
   add(out, '<h2>Methods</h2><table id="methods"><tr><th>method</th><th>result</th><th>coverage</th></tr>')
   for _, m in ipairs(model.methods) do
@@ -86,24 +93,30 @@ function M.render(model)
       h(m.result or "-"), h(m.coverage and m.coverage.text or "")))
   end
   add(out, "</table>")
-  for _, m in ipairs(model.methods) do
-    if #m.findings > 0 or (m.notes and #m.notes > 0) then
-      local total = m.findings_total or #m.findings
-      add(out, ('<h2>%s: %s</h2><ul class="findings" data-method="%s">'):format(h(m.name),
-        total > 0 and ("findings (%d)"):format(total) or "notes", h(m.name)))
-      for i, f in ipairs(m.findings) do
-        if i > M.FINDINGS_SHOWN then
-          add(out, ("<li>… and %d more (see the JSON report)</li>"):format((m.findings_total or #m.findings) - M.FINDINGS_SHOWN))
-          break
-        end
-        local fields = {}
-        for _, field in ipairs(f.fields or {}) do
-          fields[#fields + 1] = ("<br>%s: <code>%s</code>"):format(h(field.label), h(field.value))
-        end
-        add(out, ('<li class="finding"><strong>%s</strong>: %s%s</li>'):format(h(f.title), h(f.detail or ""),
-          table.concat(fields)))
+  local list = findings.list(model)
+  if #list > 0 then
+    add(out, ('<h2>Findings (%d)</h2><ul id="findings">'):format(#list))
+    for i, f in ipairs(list) do
+      if i > M.FINDINGS_SHOWN then
+        add(out, ("<li>… and %d more (see the JSON report)</li>"):format(#list - M.FINDINGS_SHOWN))
+        break
       end
-      for _, step in ipairs(m.notes or {}) do add(out, ("<li>%s</li>"):format(h(step))) end
+      local fields = {}
+      for _, field in ipairs(f.fields or {}) do
+        fields[#fields + 1] = ("<br>%s: <code>%s</code>"):format(h(field.label), h(field.value))
+      end
+      add(out, ('<li class="finding" data-from="%s" data-to="%s" data-count="%s" data-rule="%s" data-seen="%s">'
+        .. '<strong>%s</strong>: %s%s%s%s</li>'):format(tostring(f.from or ""), tostring(f.to or ""),
+        tostring(f.count or ""), h(f.rule or ""), h(f.seen or ""), h(f.title),
+        f.rule and ("<code>%s</code> — "):format(h(f.rule)) or "", h(f.detail or ""),
+        (f.seen or "") ~= "" and (" <em>(seen by %s)</em>"):format(h(f.seen)) or "", table.concat(fields)))
+    end
+    add(out, "</ul>")
+  end
+  for _, m in ipairs(model.methods) do
+    if m.notes and #m.notes > 0 then
+      add(out, ('<h2>%s: notes</h2><ul class="notes" data-method="%s">'):format(h(m.name), h(m.name)))
+      for _, step in ipairs(m.notes) do add(out, ("<li>%s</li>"):format(h(step))) end
       add(out, "</ul>")
     end
   end
@@ -119,7 +132,7 @@ function M.render(model)
       local note = a.missing and ' <span class="changed">gone</span>'
         or a.changed and ' <span class="changed">changed since the run recorded it</span>' or ""
       add(out, ('<tr class="artifact"><td class="mono">%s</td><td>%s</td><td class="mono">%s%s</td></tr>'):format(
-        a.missing and "-" or h(a.sha256), a.missing and "-" or tostring(a.size), h(a.path), note))
+        a.missing and "-" or h(a.sha256), a.missing and "-" or tostring(a.size), h(a.display or a.path), note))
     end
     add(out, "</table>")
   end

@@ -5,8 +5,9 @@
 --
 --   model(store, run)        -> model | nil, message   (reads the retained records)
 --   vac_model(doc, path)     -> model                  (a VAC verification's JSON result)
---   render(model, format [, style]) -> string          (format: text, md, html, json, junit;
---                                                       style: vkit.terminal.style, text only)
+--   render(model, format [, style]) -> string          (format: text, md, html, json, junit,
+--                                                       sarif, github; style: vkit.terminal.style,
+--                                                       text only)
 --
 -- The model (schema "vkit-run-report.v1"):
 --   kind, run_id, status, outcome, passing (the strongest claim the run
@@ -17,13 +18,27 @@
 --              {{label, value}}}}, findings_total, report = {path, sha256}}}
 --   domain = {from, to, checked = {{lo, hi}}, violating = {n...}} | nil
 --   established = {sentences}, not_established = {sentences}
---   artifacts = {{path (absolute), sha256, size, changed}}
+--   findings = one list for the run, merged across methods (vkit.report.findings)
+--   target = {file, function, language, line, base, candidate} (change runs; full ids)
+--   artifacts = {{path (absolute), display (relative to the project), sha256, size, changed}}
+local findings = require "vkit.report.findings"
+
 local M = {}
 
-M.FORMATS = { "text", "md", "html", "json", "junit" }
+M.FORMATS = { "text", "md", "html", "json", "junit", "sarif", "github" }
 
 local RENDERERS = { text = "vkit.report.text", md = "vkit.report.markdown", html = "vkit.report.html",
-                    json = "vkit.report.json", junit = "vkit.report.junit" }
+                    json = "vkit.report.json", junit = "vkit.report.junit", sarif = "vkit.report.sarif",
+                    github = "vkit.report.github" }
+
+-- A path as a reviewer can find it in the project (".vkit/runs/…"), not as
+-- it is on the machine that ran the check; absolute when outside it.
+local function relative(path, root)
+  if type(path) ~= "string" or type(root) ~= "string" or root == "" then return path end
+  root = root:gsub("/+$", "")
+  if path:sub(1, #root + 1) == root .. "/" then return path:sub(#root + 2) end
+  return path
+end
 
 local KINDS = { ["external-check"] = "vkit.report.external", ["external-replay"] = "vkit.report.external",
                 ["change-certify"] = "vkit.report.change", probe = "vkit.report.probe" }
@@ -31,7 +46,14 @@ local KINDS = { ["external-check"] = "vkit.report.external", ["external-replay"]
 function M.model(store, run)
   local module = KINDS[run.job.kind]
   if not module then return nil, ("no report for runs of kind %s"):format(run.job.kind) end
-  return require(module).model(store, run)
+  local model, message = require(module).model(store, run)
+  if not model then return nil, message end
+  model.findings = findings.of(model)
+  for _, a in ipairs(model.artifacts) do a.display = relative(a.path, store.project) end
+  for _, m in ipairs(model.methods) do
+    if m.report then m.report.display = relative(m.report.path, store.project) end
+  end
+  return model
 end
 
 function M.vac_model(doc, path)

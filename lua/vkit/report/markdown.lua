@@ -1,8 +1,11 @@
 --- The Markdown view of a run's report, for a pull request or a review:
---  the verdict, what was verified, each method with its coverage and
---  findings, what is and is not established, and the retained artifacts
---  with their SHA-256.  Run-supplied text is escaped (markup.md).
+--  the verdict, what was verified (file, function, language, base and
+--  candidate first), each method with its coverage, one findings list
+--  (ranges of inputs, the methods that saw each), what is and is not
+--  established, and the retained artifacts (project-relative) with their
+--  SHA-256.  Run-supplied text is escaped (markup.md).
 local markup = require "vkit.report.markup"
+local findings = require "vkit.report.findings"
 local md, code = markup.md, markup.md_code
 
 local M = {}
@@ -36,20 +39,26 @@ function M.render(model)
       md(m.coverage and m.coverage.text or "")))
   end
   add(out, "")
-  for _, m in ipairs(model.methods) do
-    if #m.findings > 0 or (m.notes and #m.notes > 0) then
-      local total = m.findings_total or #m.findings
-      add(out, total > 0 and ("### %s: findings (%d)"):format(md(m.name), total) or ("### %s: notes"):format(md(m.name)))
-      add(out, "")
-      for i, f in ipairs(m.findings) do
-        if i > M.FINDINGS_SHOWN then
-          add(out, ("- … and %d more (see the JSON report)"):format((m.findings_total or #m.findings) - M.FINDINGS_SHOWN))
-          break
-        end
-        add(out, ("- **%s**: %s"):format(md(f.title), md(f.detail or "")))
-        for _, field in ipairs(f.fields or {}) do add(out, ("  - %s: `%s`"):format(md(field.label), code(field.value))) end
+  local list = findings.list(model)
+  if #list > 0 then
+    add(out, ("## Findings (%d)"):format(#list))
+    add(out, "")
+    for i, f in ipairs(list) do
+      if i > M.FINDINGS_SHOWN then
+        add(out, ("- … and %d more (see the JSON report)"):format(#list - M.FINDINGS_SHOWN))
+        break
       end
-      for _, step in ipairs(m.notes or {}) do add(out, "- " .. md(step)) end
+      add(out, ("- **%s**: %s%s%s"):format(md(f.title), f.rule and ("`%s` — "):format(code(f.rule)) or "",
+        md(f.detail or ""), (f.seen or "") ~= "" and (" (seen by " .. md(f.seen) .. ")") or ""))
+      for _, field in ipairs(f.fields or {}) do add(out, ("  - %s: `%s`"):format(md(field.label), code(field.value))) end
+    end
+    add(out, "")
+  end
+  for _, m in ipairs(model.methods) do
+    if m.notes and #m.notes > 0 then
+      add(out, ("### %s: notes"):format(md(m.name)))
+      add(out, "")
+      for _, step in ipairs(m.notes) do add(out, "- " .. md(step)) end
       add(out, "")
     end
   end
@@ -70,7 +79,7 @@ function M.render(model)
     for _, a in ipairs(model.artifacts) do
       local note = a.missing and " (gone)" or a.changed and " (**changed since the run recorded it**)" or ""
       add(out, ("| `%s` | %s | %s%s |"):format(a.missing and "-" or code(a.sha256), a.missing and "-" or tostring(a.size),
-        md(a.path), note))
+        md(a.display or a.path), note))
     end
     add(out, "")
   end

@@ -3,6 +3,7 @@
 --  bundle) is escaped for the terminal first.  style (vkit.terminal.style)
 --  colours the outcome word on a terminal; without it the text is plain.
 local terminal = require "vkit.terminal"
+local findings_mod = require "vkit.report.findings"
 local escape = terminal.escape
 
 local M = {}
@@ -13,17 +14,18 @@ local function line(out, fmt, ...)
   out[#out + 1] = fmt:format(...)
 end
 
-local function findings(out, method)
-  local shown = math.min(#method.findings, M.FINDINGS_SHOWN)
-  if shown == 0 then return end
-  local total = method.findings_total or #method.findings
-  line(out, "    findings (%d):", total)
-  for i = 1, shown do
-    local f = method.findings[i]
-    line(out, "      - %s: %s", escape(f.title), escape(f.detail or ""))
-    for _, field in ipairs(f.fields or {}) do line(out, "          %-12s %s", escape(field.label), escape(field.value)) end
+local function findings(out, model)
+  local list = findings_mod.list(model)
+  if #list == 0 then return end
+  line(out, "findings (%d):", #list)
+  for i = 1, math.min(#list, M.FINDINGS_SHOWN) do
+    local f = list[i]
+    line(out, "  - %s: %s", escape(f.title), escape(f.detail or ""))
+    if f.rule then line(out, "      %-12s %s", "rule", escape(f.rule)) end
+    for _, field in ipairs(f.fields or {}) do line(out, "      %-12s %s", escape(field.label), escape(field.value)) end
+    if (f.seen or "") ~= "" then line(out, "      %-12s %s", "seen by", escape(f.seen)) end
   end
-  if total > shown then line(out, "      ... and %d more", total - shown) end
+  if #list > M.FINDINGS_SHOWN then line(out, "  ... and %d more", #list - M.FINDINGS_SHOWN) end
 end
 
 function M.render(model, style)
@@ -40,9 +42,11 @@ function M.render(model, style)
   for _, m in ipairs(model.methods) do
     line(out, "  %-18s %-24s %s", escape(m.name), escape(m.result or "-"), escape(m.coverage and m.coverage.text or ""))
     for _, step in ipairs(m.notes or {}) do line(out, "    %s", escape(step)) end
-    findings(out, m)
-    if m.report then line(out, "    report %s (sha256 %s)", escape(m.report.path), tostring(m.report.sha256)) end
+    if m.report then
+      line(out, "    report %s (sha256 %s)", escape(m.report.display or m.report.path), tostring(m.report.sha256))
+    end
   end
+  findings(out, model)
   if #model.established > 0 then
     line(out, "established:")
     for _, s in ipairs(model.established) do line(out, "  %s", s) end
@@ -53,7 +57,7 @@ function M.render(model, style)
     line(out, "retained:")
     for _, a in ipairs(model.artifacts) do
       local note = a.missing and "  (gone)" or a.changed and "  (CHANGED since the run recorded it)" or ""
-      line(out, "  %s  %s%s", a.missing and ("-"):rep(64) or a.sha256, escape(a.path), note)
+      line(out, "  %s  %s%s", a.missing and ("-"):rep(64) or a.sha256, escape(a.display or a.path), note)
     end
   end
   return table.concat(out, "\n") .. "\n"

@@ -10,12 +10,12 @@ return {
   title = "Report what a run established",
   description = "Returns a run's report: what was verified, each method with its coverage (inputs checked of "
     .. "accepted), the findings, what is and is not established, and the retained artifacts with their SHA-256 "
-    .. "(hashed now; one changed since the run recorded it is marked). format md (default), text, html, junit or "
-    .. "json; the report is the text content, and for json also the structured content.",
+    .. "(hashed now; one changed since the run recorded it is marked). format md (default), text, html, junit, "
+    .. "sarif, github or json; the report is the text content, and for json also the structured content.",
   annotations = { readOnlyHint = true, idempotentHint = true, openWorldHint = false },
   input = S.object({
     run_id = S.typed("string", "the run id returned by change_certify or verify", { minLength = 1 }),
-    format = S.enum(report.FORMATS, "md (default), text, html, junit or json", { default = "md" }),
+    format = S.enum(report.FORMATS, "md (default), text, html, junit, sarif, github or json", { default = "md" }),
   }, { "run_id" }, { additionalProperties = false }),
   output = S.object({
     run_id = S.typed "string",

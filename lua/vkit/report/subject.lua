@@ -1,0 +1,105 @@
+--- The subject of a change report, what a reviewer reads first: the
+--  repository-relative source file, the function, its language and line,
+--  and the base and candidate with short ids (the full ids stay in the
+--  model, so `--json` keeps them).  Read from what the run retained: a
+--  method's copy of the binding map and its capture of the candidate's
+--  source (the line is where the function is defined there); when no
+--  method ran, from the project's repository: the binding map preflight
+--  bound (at the base, with the digest it recorded) and the candidate's
+--  source.
+local json = require "vkit.json"
+local fs = require "vkit.fs"
+local git = require "vkit.git"
+local hash = require "vkit.hash"
+local records = require "vkit.report.records"
+
+local M = {}
+
+M.SHORT = 12
+M.SOURCE_CAP = 1 << 20
+
+-- A line defining `name` in each language's source (no parser: the
+-- binding map names a top-level function, and the line is a pointer for
+-- the reviewer, not part of any claim).
+local DEFINITIONS = {
+  python = { "^%s*def%s+NAME%s*%(", "^%s*async%s+def%s+NAME%s*%(" },
+  rust = { "^%s*pub%s+fn%s+NAME%s*[<(]", "^%s*fn%s+NAME%s*[<(]", "^%s*pub%(%w+%)%s+fn%s+NAME%s*[<(]" },
+  typescript = { "function%s+NAME%s*[<(]", "^%s*export%s+const%s+NAME%s*[=:]", "^%s*const%s+NAME%s*[=:]" },
+}
+
+--- The 1-based line of the function's definition in source, or nil.
+function M.definition_line(language, source, name)
+  local patterns = DEFINITIONS[language]
+  if not patterns or type(source) ~= "string" or type(name) ~= "string" then return nil end
+  local escaped = name:gsub("%p", "%%%0")
+  local n = 0
+  for line in (source .. "\n"):gmatch "([^\n]*)\n" do
+    n = n + 1
+    for _, p in ipairs(patterns) do
+      if line:find((p:gsub("NAME", escaped))) then return n end
+    end
+  end
+  return nil
+end
+
+function M.short(id)
+  return type(id) == "string" and id:sub(1, M.SHORT) or nil
+end
+
+-- The binding preflight bound, read from the repository at the base (only
+-- with the digest preflight recorded), and the line in the candidate.
+local function from_repository(s, dir, project)
+  local pre = records.read_json(dir .. "/preflight.json")
+  local pin = type(pre) == "table" and type(pre.intent) == "table" and type(pre.intent.revision) == "table"
+    and type(pre.intent.revision.artifacts) == "table" and pre.intent.revision.artifacts.binding_map
+  if type(pin) ~= "table" or type(pin.path) ~= "string" or type(project) ~= "string"
+    or type(s.base) ~= "string" then return end
+  local repo = git.open(project)
+  if not repo then return end
+  local blob = repo:read(s.base, pin.path, M.SOURCE_CAP)
+  local binding = blob and hash.sha256(blob.bytes) == pin.sha256 and json.decode(blob.bytes)
+  if type(binding) == "table" and type(binding.source) == "string" then
+    s.file, s["function"], s.language = binding.source, binding["function"], binding.language
+    local src = type(s.candidate) == "string" and repo:read(s.candidate, binding.source, M.SOURCE_CAP)
+    s.line = M.definition_line(s.language, src and src.bytes, s["function"])
+  end
+  repo:close()
+end
+
+--- {file, ["function"], language, line, base, candidate} of a change run
+--  from its attempt directory, the full base and candidate ids and the
+--  project directory (any field nil when the run never got far enough).
+function M.of(dir, base, candidate, project)
+  local s = { base = base, candidate = candidate }
+  if not dir then return s end
+  for _, method in ipairs { "exhaustive", "finite_paired", "rust_exhaustive", "rust_kani" } do
+    local binding = records.read_json(("%s/%s/artifacts/binding_map.json"):format(dir, method))
+    if type(binding) == "table" and type(binding.source) == "string" then
+      s.file, s["function"], s.language = binding.source, binding["function"], binding.language
+      for _, side in ipairs { "candidate", "base" } do
+        local src = fs.read(("%s/%s/captures/%s/%s"):format(dir, method, side, binding.source), M.SOURCE_CAP,
+          { nofollow = true })
+        s.line = s.line or M.definition_line(s.language, src, s["function"])
+      end
+      break
+    end
+  end
+  if not s.file then from_repository(s, dir, project) end
+  return s
+end
+
+--- The subject as the report's first rows: {{label, value}, ...}.
+function M.rows(s)
+  local rows = {}
+  local function add(label, value)
+    if value ~= nil and value ~= json.null then rows[#rows + 1] = { label = label, value = value } end
+  end
+  if s.file then add("file", s.line and ("%s:%d"):format(s.file, s.line) or s.file) end
+  add("function", s["function"])
+  add("language", s.language)
+  add("base", M.short(s.base))
+  add("candidate", M.short(s.candidate))
+  return rows
+end
+
+return M
