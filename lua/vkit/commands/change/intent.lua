@@ -63,8 +63,15 @@ options:
 
 A file that exists with other bytes is never overwritten (exit 1).
 
-exit codes: 0 written, 1 refused (a file in the way, no toolchain found, an
-  intent that would not parse), 2 usage, 7 not a Git repository]]
+Before anything is written, the source must define the function at module
+level with the profile's shape, as far as the source states it (one
+parameter, declared u32 / int / number or undeclared, the same result):
+otherwise it is refused as no-function, not-exported, wrong-shape or
+syntax-error and nothing is written.
+
+exit codes: 0 written, 1 refused (a file in the way, no such function or the
+  wrong shape, no toolchain found, an intent that would not parse), 2 usage,
+  7 not a Git repository]]
 
 local OPTIONS = {
   language = "string", source = "string", ["function"] = "string", domain = "string", observations = "string",
@@ -140,6 +147,15 @@ function M.init(argv)
   if not source_st or source_st.kind ~= "file" then
     return refuse("the source %s is not a regular file in %s", spec.source, workdir)
   end
+  -- The function must exist with the profile's shape before anything is written.
+  local source = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
+  if not source or #source > change_policy.caps.source_bytes then
+    return refuse("the source %s could not be read within %d bytes; nothing was written", spec.source,
+      change_policy.caps.source_bytes)
+  end
+  local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
+    source, spec["function"], spec.source, require("vkit.policy").limits.admission)
+  if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
   local env, why = host_tools.environment_model({ spec.language }, { toolchain_root = opts.toolchain_root })
   if not env then return refuse("%s", why) end
   spec.environment_model = env
