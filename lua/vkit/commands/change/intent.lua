@@ -147,6 +147,12 @@ function M.init(argv)
   if not source_st or source_st.kind ~= "file" then
     return refuse("the source %s is not a regular file in %s", spec.source, workdir)
   end
+  local env, why = host_tools.environment_model({ spec.language }, { toolchain_root = opts.toolchain_root })
+  if not env then return refuse("%s", why) end
+  spec.environment_model = env
+  spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
+  local plan, message, code = scaffold.intent(spec)
+  if not plan then return refuse("%s (%s)", message, tostring(code)) end
   -- The function must exist with the profile's shape before anything is written.
   local source = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
   if not source or #source > change_policy.caps.source_bytes then
@@ -156,12 +162,6 @@ function M.init(argv)
   local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
     source, spec["function"], spec.source, require("vkit.policy").limits.admission)
   if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
-  local env, why = host_tools.environment_model({ spec.language }, { toolchain_root = opts.toolchain_root })
-  if not env then return refuse("%s", why) end
-  spec.environment_model = env
-  spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
-  local plan, message, code = scaffold.intent(spec)
-  if not plan then return refuse("%s (%s)", message, tostring(code)) end
   -- Nothing is written unless every file can be: one in the way stops all,
   -- and so does a link or a file where a directory of the path should be
   -- (the files are written where they are named, never through a link).
