@@ -174,3 +174,49 @@ describe("a toolchain declared under a stable root", function()
     cleanup()
   end)
 end)
+
+-- Issue 33 item 5: an intent that pins paths only this machine has is
+-- written with a warning (stderr, and --json's "warnings"): a toolchain in a
+-- home directory, or under vkit's own installation; none for system paths
+-- or a toolchain root.
+describe("intent init and paths only this machine has", function()
+  local function init(language, path, source, extra)
+    local dir, cleanup = t.tempdir()
+    local project = dir .. "/project"
+    assert(vkit.fs.mkdirs(project .. "/src"))
+    t.write(project .. "/" .. path, source)
+    sh(project, "git init -q -b main && git add -A && " .. GIT .. " commit -q -m base")
+    local argv = { "change", "intent", "init", "--project", project, "--language", language, "--source", path,
+                   "--function", "score", "--domain", "0..9", "--observations", "0..9", "--json" }
+    for _, a in ipairs(extra and extra(dir) or {}) do argv[#argv + 1] = a end
+    local r = t.vkit(argv)
+    assert(r.code == 0, r.stderr)
+    cleanup()
+    return json.decode(r.stdout).warnings, r.stderr
+  end
+
+  it("warns for a Rust toolchain under the home directory and TypeScript under vkit's installation", function()
+    local warnings, stderr = init("rust", "src/score.rs", "pub fn score(x: u32) -> u32 { x }\n")
+    assert.equal(1, #warnings)
+    assert.matches("^rust: %d+ pinned path%(s%) under the home directory " .. (os.getenv "HOME" or "/root"):gsub("%p", "%%%0")
+      .. " %(" .. RUST_HOME:gsub("%p", "%%%0") .. "/", warnings[1])
+    assert.matches("pass --toolchain-root DIR, e.g. /opt/rust", warnings[1], 1, true)
+    assert.matches("vkit: warning: " .. warnings[1], stderr, 1, true)
+    warnings = init("typescript", "src/score.ts", "export function score(x: number): number { return x; }\n")
+    assert.equal(1, #warnings)
+    assert.matches("^typescript: %d+ pinned path%(s%) under vkit's installation " .. vkit.fs.realpath(vkit.root)
+      :gsub("%p", "%%%0"), warnings[1])
+  end)
+
+  it("says nothing for the system's Python or a toolchain root", function()
+    local warnings, stderr = init("python", "src/score.py", "def score(x):\n    return x\n")
+    assert.same({}, warnings)
+    assert.not_matches("warning", stderr, 1, true)
+    warnings = init("rust", "src/score.rs", "pub fn score(x: u32) -> u32 { x }\n", function(dir)
+      assert(vkit.fs.mkdirs(dir .. "/opt"))
+      assert(os.execute(("cp -al %s %s"):format(t.quote(RUST_HOME), t.quote(dir .. "/opt/rust"))))
+      return { "--toolchain-root", dir .. "/opt/rust" }
+    end)
+    assert.same({}, warnings)
+  end)
+end)

@@ -47,7 +47,9 @@ options:
   --statement TEXT      the requirement's literal statement (default generated)
   --toolchain-root DIR  pin the toolchain under DIR, a stable location every
                         machine installs with the same bytes (e.g. /opt/rust),
-                        instead of where this host keeps it; layout under DIR:
+                        instead of where this host keeps it (without it, a
+                        path pinned under a home directory or vkit's own
+                        installation is warned about); layout under DIR:
                           rust        bin/rustc, lib/librustc_driver-*.so,
                                       lib/libLLVM*, lib/rustlib/x86_64-unknown-linux-gnu/lib/*
                           python      bin/python3.11 or bin/python3
@@ -149,6 +151,11 @@ function M.init(argv)
   end
   local env, why = host_tools.environment_model({ spec.language }, { toolchain_root = opts.toolchain_root })
   if not env then return refuse("%s", why) end
+  -- Paths only this machine has: said, not refused (a single-machine intent is legitimate).
+  local warnings = require("vkit.change.portability").warnings(env, { spec.language }, {
+    { dir = os.getenv "HOME" ~= "/" and os.getenv "HOME" or nil, what = "the home directory" },
+    { dir = "/home", what = "the home directories" },
+    { dir = fs.realpath(require("vkit.boot").root), what = "vkit's installation" } })
   spec.environment_model = env
   spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
   local plan, message, code = scaffold.intent(spec)
@@ -185,11 +192,12 @@ function M.init(argv)
     assert(fs.mkdirs(target:match "^(.*)/[^/]*$"))
     assert(fs.write_atomic(target, f.bytes))
   end
+  for _, w in ipairs(warnings) do io.stderr:write("vkit: warning: ", w, "\n") end
   if opts.json then
     local files = json.array()
     for i, f in ipairs(plan.files) do files[i] = { path = f.path, role = f.role, sha256 = hash.sha256(f.bytes) } end
     print(json.encode({ digest = plan.digest, files = files, accepted_list = plan.accepted, notes = json.array(plan.notes),
-                        accepted = false }, { indent = 2 }))
+                        accepted = false, warnings = json.array(warnings) }, { indent = 2 }))
     return cli.EXIT.ok
   end
   print("wrote, for review (nothing is accepted):")
