@@ -15,14 +15,12 @@ local function sh(dir, script)
 end
 
 describe("vkit verify and the working tree", function()
-  local dir, cleanup
-  before_each(function() dir, cleanup = t.tempdir() end)
-  after_each(function()
-    t.kill_workers(dir)
-    cleanup()
-  end)
-
   it("warns when tracked files differ from HEAD, as a line on stderr and in --json", function()
+    local dir, cleanup = t.tempdir()
+    finally(function()
+      t.kill_workers(dir)
+      cleanup()
+    end)
     local p = project.build(dir)
     sh(p.path, "git reset -q --hard")  -- the example project is built as Git objects: check its files out
     local tracked = sh(p.path, "git ls-files"):match "([^\n]+)"

@@ -132,19 +132,7 @@ local function children(node)
   return out
 end
 
-local function field(node, name)
-  for _, c in ipairs(node.children) do
-    if c.field == name then return c end
-  end
-end
-
-local function named_children(node)
-  local out = {}
-  for _, c in ipairs(children(node)) do
-    if c.named then out[#out + 1] = c end
-  end
-  return out
-end
+local field, named_children = syntax.field, syntax.named_children
 
 local function check_name(ctx, node)
   local name = text(ctx, node)

@@ -15,19 +15,7 @@ local M = {}
 -- The types a parameter and a result may be declared with, per language.
 local TYPES = { python = "int", typescript = "number", rust = "u32" }
 
-local function field(node, name)
-  for _, c in ipairs(node.children) do
-    if c.field == name then return c end
-  end
-end
-
-local function named(node)
-  local out = {}
-  for _, c in ipairs(node.children) do
-    if c.named and c.kind ~= "comment" then out[#out + 1] = c end
-  end
-  return out
-end
+local field, named = syntax.field, syntax.named_children
 
 -- Each language: the definition of `fn` at module level as {node, params,
 -- result, exported}, params a list of {name, type (text or nil), plain}.

@@ -48,6 +48,22 @@ function M.text(source, node)
   return source:sub(node.start + 1, node.stop)
 end
 
+--- A node's child in the field `name`, if any.
+function M.field(node, name)
+  for _, c in ipairs(node.children) do
+    if c.field == name then return c end
+  end
+end
+
+--- A node's named children other than comments.
+function M.named_children(node)
+  local out = {}
+  for _, c in ipairs(node.children) do
+    if c.named and c.kind ~= "comment" then out[#out + 1] = c end
+  end
+  return out
+end
+
 --- The first ERROR or MISSING node in preorder, if any.
 function M.first_error(node)
   if node.error or node.missing then return node end
