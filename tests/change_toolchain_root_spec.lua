@@ -118,6 +118,42 @@ describe("a toolchain declared under a stable root", function()
     cleanup()
   end)
 
+  it("binds on a second root at another path, which the host names when it queues", function()
+    local dir, cleanup = t.tempdir()
+    local first, second = dir .. "/opt/rust", dir .. "/srv/toolchains/rust-elsewhere"
+    assert(vkit.fs.mkdirs(dir .. "/opt"))
+    assert(vkit.fs.mkdirs(dir .. "/srv/toolchains"))
+    -- two real directories with the same bytes (hard links: no copy of 500 MB, no symbolic link)
+    assert(os.execute(("cp -al %s %s"):format(t.quote(RUST_HOME), t.quote(first))))
+    local p = accepted_project(dir, "rust", "src/score.rs",
+      "pub fn score(x: u32) -> u32 {\n    if x >= 50 { 100 } else { 2 * x }\n}\n",
+      "pub fn score(x: u32) -> u32 {\n    if x < 50 { x + x } else { 100 }\n}\n", first)
+    assert(os.execute(("cp -al %s %s"):format(t.quote(first), t.quote(second))))
+    assert(vkit.fs.remove_tree(first))
+    -- the declared root is gone: without the host's word it cannot bind
+    local code, out = certify(p)
+    assert.equal(3, code, out)
+    assert.matches(first .. "/bin/rustc", out, 1, true)
+    local saved = t.env
+    t.env = { VKIT_TOOLCHAIN_ROOTS = first .. "=" .. second }
+    code, out = certify(p)
+    t.env = saved
+    assert.equal(0, code, out)
+    assert.matches("all_inputs_conform", out, 1, true)
+    -- the evidence says where the root was read from
+    local report = assert(vkit.fs.read(p.project .. "/.vkit/runs/" .. out:match '"run_id": "([^"]+)"'
+      .. "/attempts/1/exhaustive/exhaustive-report.v1.json", 1 << 26))
+    assert.same({ { from = first, to = second } }, json.decode(report).runtime_identity.toolchain_roots)
+    -- a malformed value is refused before anything is queued
+    t.env = { VKIT_TOOLCHAIN_ROOTS = "relative=" .. second }
+    local r = t.vkit { "change", "certify", "--project", p.project, "--request", p.request, "--trusted-target", p.target }
+    t.env = saved
+    assert.equal(2, r.code, r.stderr)
+    assert.matches('VKIT_TOOLCHAIN_ROOTS: "relative=' .. second .. '" is not FROM=TO with two absolute paths', r.stderr, 1, true)
+    t.kill_workers(p.project)
+    cleanup()
+  end)
+
   it("names a Rust standard-library file whose bytes differ", function()
     local dir, cleanup = t.tempdir()
     local root = dir .. "/opt/rust"

@@ -13,6 +13,7 @@ local store_mod = require "vkit.store"
 local store_policy = require("vkit.policy").store
 local certify = require "vkit.certify"
 local request = require "vkit.change.request"
+local relocate = require "vkit.change.relocate"
 local methods = require "vkit.change.methods"
 local combine = require "vkit.change.combine"
 
@@ -50,13 +51,21 @@ function M.submit(store, fields)
   if fields.trust_candidate_code ~= nil and type(fields.trust_candidate_code) ~= "boolean" then
     return nil, "trust_candidate_code must be a boolean", "request-invalid"
   end
+  -- Where this host keeps a declared toolchain root (vkit.change.relocate):
+  -- the host's environment when it queues, never the request.
+  local roots = fields.toolchain_roots
+  if roots == nil and os.getenv(relocate.VARIABLE) then
+    local roots_problem
+    roots, roots_problem = relocate.parse(os.getenv(relocate.VARIABLE))
+    if not roots then return nil, roots_problem, "toolchain-roots-invalid" end
+  end
   -- A store that cannot take the job (this login may not queue, no worker
   -- could keep its files) refuses it before anything is queued.
   local refusal, refusal_code = store.submit_problem and store:submit_problem()
   if refusal then return nil, refusal, refusal_code end
   local id = store:submit("change-certify", {
     project = store.project, request = fields.request, trusted_target = fields.trusted_target, method = method,
-    kani_toolchain = fields.kani_toolchain,
+    kani_toolchain = fields.kani_toolchain, toolchain_roots = roots,
     -- the host's choice (--trust-candidate-code), never the request's
     trust_candidate_code = fields.trust_candidate_code == true or nil,
   })
