@@ -17,7 +17,10 @@ local function certify(p, path, candidate, method)
   local project = p.dir .. "/project"
   local show = t.vkit { "run", "show", "--run", summary.run_id, "--project", project }
   local md = t.vkit { "run", "report", "--run", summary.run_id, "--format", "md", "--project", project }
-  return show.stdout, md.stdout, summary
+  local function report(format)
+    return t.vkit({ "run", "report", "--run", summary.run_id, "--format", format, "--project", project }).stdout
+  end
+  return show.stdout, md.stdout, report
 end
 
 -- A project whose binding names `fn` in `language`.
@@ -42,9 +45,13 @@ describe("the cause of an input that could not be checked", function()
   it("a Python value of -1 is 'returned -1, not a u32', in run show and the Markdown report", function()
     local s
     p, s = project("python")
-    local show, md = certify(p, s.path, NEGATIVE, "finite_paired")
+    local show, md, report = certify(p, s.path, NEGATIVE, "finite_paired")
     assert.matches("cause %(candidate%): returned %-1, not a u32 %(3 inputs, first 59%)", show)
     assert.matches("cause %(candidate%): returned %-1, not a u32", md)
+    assert.matches("<li>cause (candidate): returned -1, not a u32 (3 inputs, first 59)</li>", report "html", 1, true)
+    local model = json.decode(report "json")
+    assert.same({ { side = "candidate", text = "returned -1, not a u32", count = 3, unit = "inputs", first = 59 } },
+      model.methods[1].causes)
     assert.not_matches("cause %(base%)", show)
     show = certify(p, s.path, NEGATIVE, "exhaustive")
     assert.matches("cause %(candidate%): returned %-1, not a u32 %(50 inputs, first 50%)", show)
@@ -57,6 +64,10 @@ describe("the cause of an input that could not be checked", function()
     assert.matches('cause %(candidate%): File "[^"]*score%.py", line 3, in score | return 1 // 0 | '
       .. "ZeroDivisionError: integer division or modulo by zero %(3 inputs, first 59%)", show)
     show = certify(p, s.path, RAISES, "exhaustive")
+    assert.matches("cause %(candidate%): raised ZeroDivisionError: integer division or modulo by zero %(50 inputs, first 50%)", show)
+    -- outside the pure profile: the fresh-module driver says the same
+    show = certify(p, s.path, "import os\n" .. RAISES, "exhaustive")
+    assert.matches("candidate observed fresh-module-per-input", show, 1, true)
     assert.matches("cause %(candidate%): raised ZeroDivisionError: integer division or modulo by zero %(50 inputs, first 50%)", show)
   end)
 

@@ -58,9 +58,10 @@ function M.of_method(dir, m)
   })
 end
 
---- Adds a method model's causes: method.causes (the list) and a note per cause.
+--- Adds a method model's causes: method.causes ({side, text, count, unit,
+--  first}, in the JSON view too) and a note per cause (every other view).
 function M.add(method, dir, m)
-  method.causes = M.of_method(dir, m)
+  method.causes = json.array(M.of_method(dir, m))
   for _, c in ipairs(method.causes) do method.notes[#method.notes + 1] = M.line(c) end
 end
 
