@@ -98,6 +98,34 @@ describe("the cause of an input that could not be checked", function()
     assert.not_matches("cause %(base%)", show)
   end)
 
+  it("a batch driver's cause lines are grouped and bounded to fit the stderr reserve", function()
+    local limits = vkit.policies.change
+    assert.is_true(limits.causes.lines * (limits.causes.line_bytes + 1) < limits.exhaustive.stderr_reserve_bytes)
+    local dir, cleanup = t.tempdir()
+    finally(cleanup)
+    t.write(dir .. "/cand.py", "def score(x):\n    if x % 2:\n        raise ValueError('odd ' + 'x' * 500)\n"
+      .. "    return -x - 1\n")
+    t.write(dir .. "/batch.py", require("vkit.change.batch_drivers").python(dir .. "/cand.py", "score"))
+    local inputs = {}
+    for x = 0, 39 do inputs[#inputs + 1] = string.pack("<I4", x) end
+    t.write(dir .. "/in", table.concat(inputs))
+    assert(os.execute(("/usr/bin/python3.11 -I -B %s < %s > %s 2> %s"):format(dir .. "/batch.py", dir .. "/in",
+      dir .. "/out", dir .. "/err")))
+    local stderr = assert(vkit.fs.read(dir .. "/err"))
+    local lines = {}
+    for line in stderr:gmatch "[^\n]+" do lines[#lines + 1] = line end
+    assert.equal(limits.causes.lines, #lines)
+    for _, line in ipairs(lines) do assert.is_true(#line <= limits.causes.line_bytes) end
+    -- input 1 is the first odd one: 20 inputs raised the same exception
+    assert.matches("^vkit driver: raise 20 1 ValueError: odd xxx", lines[2])
+    assert.equal("vkit driver: more 14 0 -", lines[#lines])
+    local found = causes.of_records({ { n = 1, label = "batch 1 pass 1 candidate", status = "exited", code = 0,
+                                        stderr = stderr } })
+    assert.equal(limits.causes.lines, #found)
+    assert.same({ side = "candidate", text = "returned -1, not a u32", count = 1, unit = "inputs", first = 0 }, found[1])
+    assert.equal("14 further distinct causes not listed by the driver", found[#found].text)
+  end)
+
   it("reads a Rust panic and a Node error from stderr, without the runtime's boilerplate", function()
     assert.equal("thread 'main' panicked at src/score.rs:2:5: | attempt to subtract with overflow", causes.exception(
       "\nthread 'main' panicked at src/score.rs:2:5:\nattempt to subtract with overflow\n"
