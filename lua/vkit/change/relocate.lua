@@ -33,6 +33,21 @@ function M.parse(text)
   return out
 end
 
+--- The roots a caller passes as data ({{from, to}}), checked as parse
+--  checks the variable's: the list, or nil, message.
+function M.check(roots)
+  if json.kind(roots) ~= "array" then return nil, "toolchain_roots must be an array of {from, to}" end
+  local out = json.array()
+  for i, r in ipairs(roots) do
+    if type(r) ~= "table" or type(r.from) ~= "string" or type(r.to) ~= "string" or not plain(r.from)
+       or not plain(r.to) then
+      return nil, ("toolchain_roots[%d] is not {from, to} with two absolute paths"):format(i)
+    end
+    out[i] = { from = clean(r.from), to = clean(r.to) }
+  end
+  return out
+end
+
 local function moved(path, roots)
   for _, r in ipairs(roots) do
     if path:sub(1, #r.from + 1) == r.from .. "/" then return r.to .. path:sub(#r.from + 1), r end

@@ -27,7 +27,9 @@ end
 
 --- Validates and queues a certification; returns the run id or nil,
 --  message, code: unknown-method, request-invalid (not a change request),
---  trusted-target-missing, kani-pin-invalid (not a closed-format pin).
+--  trusted-target-missing, kani-pin-invalid (not a closed-format pin),
+--  toolchain-roots-invalid (fields.toolchain_roots, else VKIT_TOOLCHAIN_ROOTS:
+--  vkit.change.relocate).
 function M.submit(store, fields)
   local method = fields.method or "auto"
   local problem = M.method_problem(method)
@@ -53,12 +55,13 @@ function M.submit(store, fields)
   end
   -- Where this host keeps a declared toolchain root (vkit.change.relocate):
   -- the host's environment when it queues, never the request.
-  local roots = fields.toolchain_roots
-  if roots == nil and os.getenv(relocate.VARIABLE) then
-    local roots_problem
+  local roots, roots_problem
+  if fields.toolchain_roots ~= nil then
+    roots, roots_problem = relocate.check(fields.toolchain_roots)
+  elseif os.getenv(relocate.VARIABLE) then
     roots, roots_problem = relocate.parse(os.getenv(relocate.VARIABLE))
-    if not roots then return nil, roots_problem, "toolchain-roots-invalid" end
   end
+  if roots_problem then return nil, roots_problem, "toolchain-roots-invalid" end
   -- A store that cannot take the job (this login may not queue, no worker
   -- could keep its files) refuses it before anything is queued.
   local refusal, refusal_code = store.submit_problem and store:submit_problem()
