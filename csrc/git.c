@@ -13,7 +13,7 @@
  *   repo:tree(commit [, prefix [, limits]]) -> sorted {path, mode, blob, size?}...
  *   repo:capture(commit, dest [, paths [, limits]]) -> identity  (git_capture.c)
  *   repo:resolve(rev)         -> full commit id of a revision | nil, msg, code
- *   repo:head(), repo:remote_url(name), repo:refs([prefix]), repo:dirty(),
+ *   repo:head(), repo:remote_url(name), repo:refs([prefix]), repo:dirty([{tracked}]),
  *   repo:path(), repo:workdir(), repo:close()
  *   repo:fetch(location, refspecs), repo:copy_commit(src, commit) (git_fetch.c)
  *   writer (git_write.c): write_blob, write_object, write_tree, write_tree_raw,
@@ -519,6 +519,9 @@ static int repo_dirty(lua_State *L) {
   opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
   opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS |
                GIT_STATUS_OPT_SORT_CASE_SENSITIVELY | GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+  /* repo:dirty{tracked = true}: changes to tracked files only (staged or not) */
+  if (lua_istable(L, 2) && lua_getfield(L, 2, "tracked") != LUA_TNIL && lua_toboolean(L, -1))
+    opts.flags &= ~(unsigned)(GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS);
   git_status_list *list;
   int err = git_status_list_new(&list, r->repo, &opts);
   if (err) {

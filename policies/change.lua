@@ -41,10 +41,21 @@ return {
   -- budget is the seed's runner limits (limits.lua `paired`), its own.
   exhaustive = {
     min_passes = 2,                  -- runs per side in fresh processes: ascending, then run-id orders
-    stderr_reserve_bytes = 4 * KiB,  -- of each invocation's output cap, left for the candidate's own stderr
+    stderr_reserve_bytes = 4 * KiB,  -- of each invocation's output cap, left for stderr: the candidate's own
+                                     -- and the driver's cause lines (below), which fit in it with room to spare
     listed_inputs = 64,              -- violating / unstable / failed inputs listed by value in a report
     output_runs_kept = 8192,         -- runs of one output per side kept for the report's chart: a
                                      -- 4,096-input domain of distinct outputs fits twice over
+  },
+  -- Why an input could not be checked: a driver prints at most `lines`
+  -- "vkit driver: ..." lines to stderr (distinct causes, each with a count;
+  -- then one "more N" line), each at most `line_bytes` long, so they fit in
+  -- the exhaustive stderr reserve; reports show a cause in `shown_bytes`.
+  causes = {
+    lines = 8,
+    line_bytes = 240,
+    shown_bytes = 300,
+    tail_lines = 3,                  -- lines of a traceback / stderr tail / build error kept per cause
   },
   -- A certification run's outcome (the pure combiner, vkit.change.combine)
   -- and the exit status `vkit change certify` gives it.  0 means every

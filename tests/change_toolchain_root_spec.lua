@@ -118,6 +118,42 @@ describe("a toolchain declared under a stable root", function()
     cleanup()
   end)
 
+  it("binds on a second root at another path, which the host names when it queues", function()
+    local dir, cleanup = t.tempdir()
+    local first, second = dir .. "/opt/rust", dir .. "/srv/toolchains/rust-elsewhere"
+    assert(vkit.fs.mkdirs(dir .. "/opt"))
+    assert(vkit.fs.mkdirs(dir .. "/srv/toolchains"))
+    -- two real directories with the same bytes (hard links: no copy of 500 MB, no symbolic link)
+    assert(os.execute(("cp -al %s %s"):format(t.quote(RUST_HOME), t.quote(first))))
+    local p = accepted_project(dir, "rust", "src/score.rs",
+      "pub fn score(x: u32) -> u32 {\n    if x >= 50 { 100 } else { 2 * x }\n}\n",
+      "pub fn score(x: u32) -> u32 {\n    if x < 50 { x + x } else { 100 }\n}\n", first)
+    assert(os.execute(("cp -al %s %s"):format(t.quote(first), t.quote(second))))
+    assert(vkit.fs.remove_tree(first))
+    -- the declared root is gone: without the host's word it cannot bind
+    local code, out = certify(p)
+    assert.equal(3, code, out)
+    assert.matches(first .. "/bin/rustc", out, 1, true)
+    local saved = t.env
+    t.env = { VKIT_TOOLCHAIN_ROOTS = first .. "=" .. second }
+    code, out = certify(p)
+    t.env = saved
+    assert.equal(0, code, out)
+    assert.matches("all_inputs_conform", out, 1, true)
+    -- the evidence says where the root was read from
+    local report = assert(vkit.fs.read(p.project .. "/.vkit/runs/" .. out:match '"run_id": "([^"]+)"'
+      .. "/attempts/1/exhaustive/exhaustive-report.v1.json", 1 << 26))
+    assert.same({ { from = first, to = second } }, json.decode(report).runtime_identity.toolchain_roots)
+    -- a malformed value is refused before anything is queued
+    t.env = { VKIT_TOOLCHAIN_ROOTS = "relative=" .. second }
+    local r = t.vkit { "change", "certify", "--project", p.project, "--request", p.request, "--trusted-target", p.target }
+    t.env = saved
+    assert.equal(2, r.code, r.stderr)
+    assert.matches('VKIT_TOOLCHAIN_ROOTS: "relative=' .. second .. '" is not FROM=TO with two absolute paths', r.stderr, 1, true)
+    t.kill_workers(p.project)
+    cleanup()
+  end)
+
   it("names a Rust standard-library file whose bytes differ", function()
     local dir, cleanup = t.tempdir()
     local root = dir .. "/opt/rust"
@@ -172,5 +208,51 @@ describe("a toolchain declared under a stable root", function()
     assert.matches("is not an absolute path", r.stderr, 1, true)
     assert.is_nil(vkit.fs.lstat(project .. "/verification"))
     cleanup()
+  end)
+end)
+
+-- Issue 33 item 5: an intent that pins paths only this machine has is
+-- written with a warning (stderr, and --json's "warnings"): a toolchain in a
+-- home directory, or under vkit's own installation; none for system paths
+-- or a toolchain root.
+describe("intent init and paths only this machine has", function()
+  local function init(language, path, source, extra)
+    local dir, cleanup = t.tempdir()
+    local project = dir .. "/project"
+    assert(vkit.fs.mkdirs(project .. "/src"))
+    t.write(project .. "/" .. path, source)
+    sh(project, "git init -q -b main && git add -A && " .. GIT .. " commit -q -m base")
+    local argv = { "change", "intent", "init", "--project", project, "--language", language, "--source", path,
+                   "--function", "score", "--domain", "0..9", "--observations", "0..9", "--json" }
+    for _, a in ipairs(extra and extra(dir) or {}) do argv[#argv + 1] = a end
+    local r = t.vkit(argv)
+    assert(r.code == 0, r.stderr)
+    cleanup()
+    return json.decode(r.stdout).warnings, r.stderr
+  end
+
+  it("warns for a Rust toolchain under the home directory and TypeScript under vkit's installation", function()
+    local warnings, stderr = init("rust", "src/score.rs", "pub fn score(x: u32) -> u32 { x }\n")
+    assert.equal(1, #warnings)
+    assert.matches("^rust: %d+ pinned path%(s%) under the home directory " .. (os.getenv "HOME" or "/root"):gsub("%p", "%%%0")
+      .. " %(" .. RUST_HOME:gsub("%p", "%%%0") .. "/", warnings[1])
+    assert.matches("pass --toolchain-root DIR, e.g. /opt/rust", warnings[1], 1, true)
+    assert.matches("vkit: warning: " .. warnings[1], stderr, 1, true)
+    warnings = init("typescript", "src/score.ts", "export function score(x: number): number { return x; }\n")
+    assert.equal(1, #warnings)
+    assert.matches("^typescript: %d+ pinned path%(s%) under vkit's installation " .. vkit.fs.realpath(vkit.root)
+      :gsub("%p", "%%%0"), warnings[1])
+  end)
+
+  it("says nothing for the system's Python or a toolchain root", function()
+    local warnings, stderr = init("python", "src/score.py", "def score(x):\n    return x\n")
+    assert.same({}, warnings)
+    assert.not_matches("warning", stderr, 1, true)
+    warnings = init("rust", "src/score.rs", "pub fn score(x: u32) -> u32 { x }\n", function(dir)
+      assert(vkit.fs.mkdirs(dir .. "/opt"))
+      assert(os.execute(("cp -al %s %s"):format(t.quote(RUST_HOME), t.quote(dir .. "/opt/rust"))))
+      return { "--toolchain-root", dir .. "/opt/rust" }
+    end)
+    assert.same({}, warnings)
   end)
 end)

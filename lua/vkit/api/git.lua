@@ -117,8 +117,9 @@ M.verify_capture = git.verify_capture
 -- @treturn {table,...} `{name, target}` or `{name, symbolic}`
 
 --- Paths that differ between `HEAD`, the index and the working tree
--- (untracked included, ignored not), sorted.
+-- (untracked included unless `tracked`, ignored not), sorted.
 -- @function Repository:dirty
+-- @tparam[opt] table opts `{tracked = true}`: changes to tracked files only
 -- @treturn {string,...}
 -- @return nil, message, code: `bare-repository`
 

@@ -93,6 +93,7 @@ local function method_options(method, repo, dir, ctx, payload, sampled, shared)
     -- the toolchain is hashed in full once per certification, not per method
     toolchain_cache = shared.toolchain_cache,
     kani_toolchain = payload.kani_toolchain,
+    toolchain_roots = payload.toolchain_roots,  -- where this host keeps a declared toolchain root
     -- finite_paired and exhaustive: 300 s from this method's start (after Git preflight)
     deadline_at = sys.monotonic_ms() + limits.paired.deadline_ms,
     -- rust_kani: the engine process's own deadline

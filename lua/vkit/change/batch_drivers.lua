@@ -27,11 +27,15 @@
 -- input, made from a prototype-less object so that no object of the driver
 -- or of another input is reachable from it.  SEMANTICS says what each
 -- mode's observations are.  The lines are written at
--- the end, in one piece; the driver itself writes nothing to stderr (Rust's
--- panic hook is silenced).  Exit status 3 is a bad input encoding, 5 a
+-- the end, in one piece; on stderr the driver writes only its cause lines
+-- (vkit.change.driver_causes: each distinct exception, panic, value out of
+-- range or missing function once, with a count; Rust's panic hook keeps
+-- the message instead of printing it).  Exit status 3 is a bad input encoding, 5 a
 -- failed write: protocol failures, never observations.  The captured module
 -- is used as it is, exactly as the per-input drivers use it.
 local drivers = require "vkit.change.drivers"
+local causes = require "vkit.change.driver_causes"
+local json = require "vkit.json"
 
 local M = {}
 
@@ -70,33 +74,39 @@ use std::io::{Read, Write};
 
 #[path = %s]
 mod candidate;
-
+%s
 fn main() {
     let mut input = Vec::new();
     if std::io::stdin().read_to_end(&mut input).is_err() || input.is_empty() || input.len() %% 4 != 0 {
         std::process::exit(3);
     }
     let xs: Vec<u32> = input.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    std::panic::set_hook(Box::new(|_| {}));
+    keep_panics();
+    let mut causes = Vec::new();
     let mut out = String::with_capacity(xs.len() * 22);
     for &x in &xs {
         match std::panic::catch_unwind(|| -> u32 { candidate::%s(x) }) {
             Ok(y) => out.push_str(&format!("{} {}\n", x, y)),
-            Err(_) => out.push_str(&format!("{} !raise\n", x)),
+            Err(_) => {
+                out.push_str(&format!("{} !raise\n", x));
+                note(&mut causes, "raise", last_panic(), x);
+            }
         }
     }
+    flush_causes(&causes);
     let mut stdout = std::io::stdout();
     if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
         std::process::exit(5);
     }
 }
-]==]):format(drivers.literal(module_path), fn)
+]==]):format(drivers.literal(module_path), causes.rust, fn)
 end
 
 function M.python(module_path, fn)
   return ([[# vkit batch driver (python): every input first, then the candidate.
 import os, sys
-def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush):
+%s
+def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush, has=hasattr):
     data = sys.stdin.buffer.read()
     if not data or len(data) %% 4:
         exit(3)
@@ -105,17 +115,24 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout
     spec = importlib.util.spec_from_file_location("candidate", %s)
     candidate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(candidate)
-    lines = []
+    lines, causes, missing = [], {}, not has(candidate, %s)
     for x in xs:
+        if missing:
+            lines.append(b"%%d !raise\n" %% x)
+            note(causes, b"missing", %s, x)
+            continue
         try:
             y = candidate.%s(x)
-        except BaseException:
+        except BaseException as e:
             lines.append(b"%%d !raise\n" %% x)
+            note(causes, b"raise", raised(e), x)
             continue
         if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
             lines.append(b"%%d !range\n" %% x)
+            note(causes, b"range", shown(y), x)
         else:
             lines.append(b"%%d %%d\n" %% (x, y))
+    flush_causes(causes)
     out = b"".join(lines)
     flush()
     while out:
@@ -125,7 +142,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout
             exit(5)
     exit(0)
 main()
-]]):format(drivers.literal(module_path), fn)
+]]):format(causes.python, drivers.literal(module_path), json.encode(fn), drivers.py_bytes(fn), fn)
 end
 
 function M.typescript(compiled_path, fn)
@@ -137,20 +154,31 @@ const data = fs.readFileSync(0);
 if (data.length === 0 || data.length %% 4 !== 0) exit(3);
 const xs = [];
 for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
+%s
 const candidate = require(%s);
+const causes = new Map(), missing = typeof candidate[%s] !== 'function';
 let out = '';
 for (let i = 0; i < xs.length; i++) {
   const x = xs[i];
   let y;
+  if (missing) {
+    out += x + ' !raise\n';
+    note(causes, 'missing', %s, x);
+    continue;
+  }
   try {
     y = candidate.%s(x);
   } catch (e) {
     out += x + ' !raise\n';
+    note(causes, 'raise', raised(e), x);
     continue;
   }
-  if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) out += x + ' !range\n';
-  else out += x + ' ' + y + '\n';
+  if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) {
+    out += x + ' !range\n';
+    note(causes, 'range', shown(y), x);
+  } else out += x + ' ' + y + '\n';
 }
+flushCauses(causes);
 const bytes = bytesOf(out);
 let off = 0;
 while (off < bytes.length) {
@@ -160,7 +188,7 @@ while (off < bytes.length) {
     if (e.code !== 'EAGAIN') exit(5);
   }
 }
-]]):format(drivers.literal(compiled_path), fn)
+]]):format(causes.typescript, drivers.literal(compiled_path), json.encode(fn), json.encode(fn), fn)
 end
 
 function M.rust_fresh(module_path, fn)
@@ -169,7 +197,7 @@ use std::io::{Read, Write};
 
 #[path = %s]
 mod candidate;
-
+%s
 extern "C" {
     fn fork() -> i32;
     fn pipe(fds: *mut i32) -> i32;
@@ -187,7 +215,8 @@ fn main() {
         std::process::exit(3);
     }
     let xs: Vec<u32> = input.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    std::panic::set_hook(Box::new(|_| {}));
+    keep_panics();
+    let mut causes = Vec::new();
     let mut out = String::with_capacity(xs.len() * 22);
     for &x in &xs {
         let mut fds = [0i32; 2];
@@ -205,9 +234,10 @@ fn main() {
                 close(fds[0]);
                 dup2(2, 1);
             }
+            // a panic's message follows the answer line, for the parent's causes
             let line = match std::panic::catch_unwind(|| -> u32 { candidate::%s(x) }) {
                 Ok(y) => format!("{} {}\n", x, y),
-                Err(_) => format!("{} !raise\n", x),
+                Err(_) => format!("{} !raise\n{}", x, last_panic()),
             };
             unsafe {
                 write(fds[1], line.as_ptr(), line.len());
@@ -231,23 +261,30 @@ fn main() {
         }
         let text = String::from_utf8_lossy(&answer);
         let prefix = format!("{} ", x);
-        if text.starts_with(&prefix) && text.ends_with('\n') && text.matches('\n').count() == 1 {
+        let raised = format!("{} !raise\n", x);
+        if text.starts_with(&raised) {
+            out.push_str(&raised);
+            note(&mut causes, "raise", text[raised.len()..].to_string(), x);
+        } else if text.starts_with(&prefix) && text.ends_with('\n') && text.matches('\n').count() == 1 {
             out.push_str(&text);
         } else {
             out.push_str(&format!("{} !crash\n", x));
+            note(&mut causes, "raise", "the input's process ended without an answer".to_string(), x);
         }
     }
+    flush_causes(&causes);
     let mut stdout = std::io::stdout();
     if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
         std::process::exit(5);
     }
 }
-]==]):format(drivers.literal(module_path), fn)
+]==]):format(drivers.literal(module_path), causes.rust, fn)
 end
 
 function M.python_fresh(module_path, fn)
   return ([[# vkit batch driver (python, a fresh module per input): every input first, then the candidate.
 import os, sys, types
+%s
 def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=types.ModuleType, run=exec,
          flush=sys.stdout.flush):
     data = sys.stdin.buffer.read()
@@ -257,20 +294,26 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=type
     path = %s
     with open(path, "rb") as f:
         code = compile(f.read(), path, "exec")
-    lines = []
+    lines, causes = [], {}
     for x in xs:
         module = module_type("candidate")
         module.__file__ = path
         try:
             run(code, module.__dict__)
             y = module.__dict__[%q](x)
-        except BaseException:
+        except BaseException as e:
             lines.append(b"%%d !raise\n" %% x)
+            if %q in module.__dict__:
+                note(causes, b"raise", raised(e), x)
+            else:
+                note(causes, b"missing", %s, x)
             continue
         if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
             lines.append(b"%%d !range\n" %% x)
+            note(causes, b"range", shown(y), x)
         else:
             lines.append(b"%%d %%d\n" %% (x, y))
+    flush_causes(causes)
     out = b"".join(lines)
     flush()
     while out:
@@ -280,7 +323,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=type
             exit(5)
     exit(0)
 main()
-]]):format(drivers.literal(module_path), fn)
+]]):format(causes.python, drivers.literal(module_path), fn, fn, drivers.py_bytes(fn))
 end
 
 function M.typescript_fresh(compiled_path, fn)
@@ -295,19 +338,31 @@ for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
 const code = '(function () { var exports = {}; var module = { exports: exports };\n'
   + fs.readFileSync(%s, 'utf8') + '\nreturn module.exports; })()';
 const script = new vm.Script(code);
+%s
+const causes = new Map();
 let out = '';
 for (const x of xs) {
-  let line;
+  let line, exported;
   try {
     const context = vm.createContext(Object.create(null));
-    const y = script.runInContext(context).%s(x);
-    if (typeof y !== 'number' || !Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) line = x + ' !range\n';
-    else line = x + ' ' + y + '\n';
+    exported = script.runInContext(context);
+    if (typeof exported[%s] !== 'function') {
+      out += x + ' !raise\n';
+      note(causes, 'missing', %s, x);
+      continue;
+    }
+    const y = exported.%s(x);
+    if (typeof y !== 'number' || !Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) {
+      line = x + ' !range\n';
+      note(causes, 'range', shown(y), x);
+    } else line = x + ' ' + y + '\n';
   } catch (e) {
     line = x + ' !raise\n';
+    note(causes, 'raise', raised(e), x);
   }
   out += line;
 }
+flushCauses(causes);
 const bytes = Buffer.from(out);
 let off = 0;
 while (off < bytes.length) {
@@ -317,7 +372,7 @@ while (off < bytes.length) {
     if (e.code !== 'EAGAIN') process.exit(5);
   }
 }
-]]):format(drivers.literal(compiled_path), fn)
+]]):format(drivers.literal(compiled_path), causes.typescript, json.encode(fn), json.encode(fn), fn)
 end
 
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }

@@ -11,8 +11,12 @@
 -- it is: Rust includes the file as a separate module with #[path], Python
 -- loads it from its path, TypeScript requires the compiled file.  Exit
 -- statuses 3 (bad input) and 4 (a return value that is not a u32) are
--- protocol failures, never observations.
+-- protocol failures, never observations.  Before exit 4, and before exit 1
+-- when the module has no such function, the driver writes one cause line
+-- to stderr (vkit.change.driver_causes); an exception or a panic is left
+-- to the runtime, whose traceback on stderr is the cause.
 local json = require "vkit.json"
+local causes = require "vkit.change.driver_causes"
 
 local M = {}
 
@@ -48,7 +52,8 @@ end
 function M.python(module_path, fn)
   return ([[# vkit fixed driver (python): input first, then the candidate.
 import os, sys
-def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush):
+%s
+def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush, has=hasattr):
     data = sys.stdin.buffer.read()
     if len(data) != 4:
         exit(3)
@@ -57,8 +62,12 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout
     spec = importlib.util.spec_from_file_location("candidate", %s)
     candidate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(candidate)
+    if not has(candidate, %s):
+        cause(b"missing", %s, 1, x)
+        exit(1)
     y = candidate.%s(x)
     if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
+        cause(b"range", shown(y), 1, x)
         exit(4)
     line = b"%%d\n" %% y
     flush()
@@ -66,7 +75,13 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout
         exit(5)
     exit(0)
 main()
-]]):format(literal(module_path), fn)
+]]):format(causes.python, literal(module_path), json.encode(fn), M.py_bytes(fn), fn)
+end
+
+--- A Python bytes literal of an identifier (a function name).
+function M.py_bytes(name)
+  assert(name:match "^[%w_]+$", "function names are identifiers")
+  return 'b"' .. name .. '"'
 end
 
 function M.typescript(compiled_path, fn)
@@ -77,11 +92,19 @@ const writeSync = fs.writeSync, isInteger = Number.isInteger, text = String, exi
 const data = fs.readFileSync(0);
 if (data.length !== 4) exit(3);
 const x = data.readUInt32LE(0);
+%s
 const candidate = require(%s);
+if (typeof candidate[%s] !== 'function') {
+  cause('missing', %s, 1, x);
+  exit(1);
+}
 const y = candidate.%s(x);
-if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) exit(4);
+if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) {
+  cause('range', shown(y), 1, x);
+  exit(4);
+}
 writeSync(1, text(y) + '\n');
-]]):format(literal(compiled_path), fn)
+]]):format(causes.typescript, literal(compiled_path), json.encode(fn), json.encode(fn), fn)
 end
 
 --- Parses a driver's stdout: the u32 value, or nil when it is not exactly

@@ -189,6 +189,9 @@ function M.prepare(repo, bound, runner, driver, opts)
   local chain
   chain, message = artifacts.toolchain(parsed.environment_model, setup.binding.language)
   if not chain then return nil, "unknown", "unsupported-declaration", message, setup end
+  -- a declared toolchain root this host keeps elsewhere (the host's choice)
+  local relocated
+  chain, relocated = require("vkit.change.relocate").chain(chain, opts and opts.toolchain_roots)
   local measured, identities = M.measure_toolchain(chain, opts and opts.toolchain_cache)
   if not measured then return nil, "infrastructure_failure", "pin-mismatch", identities, setup end
   setup.chain, setup.measured, setup.identities = chain, measured, {}
@@ -204,6 +207,7 @@ function M.prepare(repo, bound, runner, driver, opts)
                              dependencies_hashed_by = "vkit, once before the first launch; each launch then "
                                .. "checks every file's identity (device, inode, size, mtime, ctime)",
                              identities = json.array(identities) }
+  if #relocated > 0 then setup.runtime_identity.toolchain_roots = relocated end
   -- Both sides are captured and their drivers written before anything
   -- runs: every launch, builds included, re-checks both.
   setup.sides, setup.source_captures, setup.checked, setup.admission = {}, json.object(), {}, json.object()

@@ -60,8 +60,8 @@ function M.print_external(store, runs, opts)
   if opts.json then
     local out = json.array()
     for i, r in ipairs(runs) do out[i] = store:summary(r) end
-    print(json.encode({ runs = out, establishes = claims.ESTABLISHES, does_not_establish = claims.DOES_NOT },
-      { indent = 2 }))
+    print(json.encode({ runs = out, establishes = claims.ESTABLISHES, does_not_establish = claims.DOES_NOT,
+                        warnings = json.array(opts.warnings or {}) }, { indent = 2 }))
     return exit.external_exit(runs)
   end
   local style = require("vkit.terminal").style(io.stdout, false)

@@ -15,7 +15,9 @@ version 2 claim (component-policy and package SHA-256 pins) from
 verification/manifest.json at the project's HEAD commit, queues one job per
 accepted check (the pinned producer, then the independent pinned checker
 whose receipt is validated field by field), waits up to S seconds and prints
-the durable run summaries; the jobs continue in the background.
+the durable run summaries; the jobs continue in the background.  When
+tracked files differ from HEAD (uncommitted changes), it says so on stderr
+(and in --json's "warnings"): those changes are not what is verified.
 
 options:
   --project DIR          the project, a Git repository (default: the current directory)
@@ -30,6 +32,25 @@ options:
 
 ]] .. cli.EXIT_TEXT .. "\n\n" .. [[  (verify: 0 every check PASSed, 1 BLOCKED or refused before queueing,
    3 a run failed, 4 still pending, 7 not a Git repository)]]
+
+-- What `vkit verify` says when the working tree differs from the commit it
+-- checks (HEAD): uncommitted changes to tracked files, staged or not, are
+-- not what is verified.  Untracked files are not counted: HEAD never had them.
+local SHOWN_PATHS = 5
+local function working_tree_warnings(project)
+  local repo = require("vkit.git").open(project)
+  if not repo then return {} end
+  local head = repo:head()
+  local dirty = repo:dirty { tracked = true }
+  repo:close()
+  if type(dirty) ~= "table" or #dirty == 0 then return {} end
+  local shown = {}
+  for i = 1, math.min(#dirty, SHOWN_PATHS) do shown[i] = dirty[i] end
+  return { ("the working tree differs from HEAD %s in %d tracked path(s) (%s%s): vkit verify checks the commit, "
+    .. "not the working tree; commit first to verify these changes"):format(
+      type(head) == "string" and head:sub(1, 12) or "?", #dirty, table.concat(shown, ", "),
+      #dirty > SHOWN_PATHS and ", ..." or "") }
+end
 
 return {
   summary = "run a component's pinned external producer and checker (seed 000)",
@@ -51,6 +72,9 @@ return {
     end
     local store, status = cli.open_store(opts.project, { git = true, store = opts.store })
     if not store then return status end
+    local warnings = working_tree_warnings(store.project)
+    for _, w in ipairs(warnings) do io.stderr:write("vkit: warning: ", w, "\n") end
+    opts.warnings = warnings
     local ids, message = external_runs.submit_component(store, store.project, opts[1],
       { policy_sha256 = opts.policy_sha256, package_sha256 = opts.package_sha256 })
     if not ids then

@@ -130,6 +130,7 @@ local function method_model(dir, m)
       end
     end
   end
+  require("vkit.report.causes").add(method, dir, m)  -- why inputs could not be checked (issue 33)
   if present(m.reason) and #method.findings == 0 and not method.passing then
     method.notes[#method.notes + 1] = "reason: " .. tostring(m.reason)
       .. (type(m.message) == "string" and (": " .. m.message) or "")

@@ -13,6 +13,7 @@ local store_mod = require "vkit.store"
 local store_policy = require("vkit.policy").store
 local certify = require "vkit.certify"
 local request = require "vkit.change.request"
+local relocate = require "vkit.change.relocate"
 local methods = require "vkit.change.methods"
 local combine = require "vkit.change.combine"
 
@@ -26,7 +27,9 @@ end
 
 --- Validates and queues a certification; returns the run id or nil,
 --  message, code: unknown-method, request-invalid (not a change request),
---  trusted-target-missing, kani-pin-invalid (not a closed-format pin).
+--  trusted-target-missing, kani-pin-invalid (not a closed-format pin),
+--  toolchain-roots-invalid (fields.toolchain_roots, else VKIT_TOOLCHAIN_ROOTS:
+--  vkit.change.relocate).
 function M.submit(store, fields)
   local method = fields.method or "auto"
   local problem = M.method_problem(method)
@@ -50,13 +53,22 @@ function M.submit(store, fields)
   if fields.trust_candidate_code ~= nil and type(fields.trust_candidate_code) ~= "boolean" then
     return nil, "trust_candidate_code must be a boolean", "request-invalid"
   end
+  -- Where this host keeps a declared toolchain root (vkit.change.relocate):
+  -- the host's environment when it queues, never the request.
+  local roots, roots_problem
+  if fields.toolchain_roots ~= nil then
+    roots, roots_problem = relocate.check(fields.toolchain_roots)
+  elseif os.getenv(relocate.VARIABLE) then
+    roots, roots_problem = relocate.parse(os.getenv(relocate.VARIABLE))
+  end
+  if roots_problem then return nil, roots_problem, "toolchain-roots-invalid" end
   -- A store that cannot take the job (this login may not queue, no worker
   -- could keep its files) refuses it before anything is queued.
   local refusal, refusal_code = store.submit_problem and store:submit_problem()
   if refusal then return nil, refusal, refusal_code end
   local id = store:submit("change-certify", {
     project = store.project, request = fields.request, trusted_target = fields.trusted_target, method = method,
-    kani_toolchain = fields.kani_toolchain,
+    kani_toolchain = fields.kani_toolchain, toolchain_roots = roots,
     -- the host's choice (--trust-candidate-code), never the request's
     trust_candidate_code = fields.trust_candidate_code == true or nil,
   })

@@ -47,7 +47,9 @@ options:
   --statement TEXT      the requirement's literal statement (default generated)
   --toolchain-root DIR  pin the toolchain under DIR, a stable location every
                         machine installs with the same bytes (e.g. /opt/rust),
-                        instead of where this host keeps it; layout under DIR:
+                        instead of where this host keeps it (without it, a
+                        path pinned under a home directory or vkit's own
+                        installation is warned about); layout under DIR:
                           rust        bin/rustc, lib/librustc_driver-*.so,
                                       lib/libLLVM*, lib/rustlib/x86_64-unknown-linux-gnu/lib/*
                           python      bin/python3.11 or bin/python3
@@ -64,8 +66,15 @@ options:
 
 A file that exists with other bytes is never overwritten (exit 1).
 
-exit codes: 0 written, 1 refused (a file in the way, no toolchain found, an
-  intent that would not parse), 2 usage, 7 not a Git repository]]
+Before anything is written, the source must define the function at module
+level with the profile's shape, as far as the source states it (one
+parameter, declared u32 / int / number or undeclared, the same result):
+otherwise it is refused as no-function, not-exported, wrong-shape or
+syntax-error and nothing is written.
+
+exit codes: 0 written, 1 refused (a file in the way, no such function or the
+  wrong shape, no toolchain found, an intent that would not parse), 2 usage,
+  7 not a Git repository]]
 
 local OPTIONS = {
   language = "string", source = "string", ["function"] = "string", domain = "string", observations = "string",
@@ -143,10 +152,24 @@ function M.init(argv)
   end
   local env, why = host_tools.environment_model({ spec.language }, { toolchain_root = opts.toolchain_root })
   if not env then return refuse("%s", why) end
+  -- Paths only this machine has: said, not refused (a single-machine intent is legitimate).
+  local warnings = require("vkit.change.portability").warnings(env, { spec.language }, {
+    { dir = os.getenv "HOME" ~= "/" and os.getenv "HOME" or nil, what = "the home directory" },
+    { dir = "/home", what = "the home directories" },
+    { dir = fs.realpath(require("vkit.boot").root), what = "vkit's installation" } })
   spec.environment_model = env
   spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
   local plan, message, code = scaffold.intent(spec)
   if not plan then return refuse("%s (%s)", message, tostring(code)) end
+  -- The function must exist with the profile's shape before anything is written.
+  local source = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
+  if not source or #source > change_policy.caps.source_bytes then
+    return refuse("the source %s could not be read within %d bytes; nothing was written", spec.source,
+      change_policy.caps.source_bytes)
+  end
+  local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
+    source, spec["function"], spec.source, require("vkit.policy").limits.admission)
+  if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
   -- Nothing is written unless every file can be: one in the way stops all,
   -- and so does a link or a file where a directory of the path should be
   -- (the files are written where they are named, never through a link).
@@ -170,11 +193,12 @@ function M.init(argv)
     assert(fs.mkdirs(target:match "^(.*)/[^/]*$"))
     assert(fs.write_atomic(target, f.bytes))
   end
+  for _, w in ipairs(warnings) do io.stderr:write("vkit: warning: ", w, "\n") end
   if opts.json then
     local files = json.array()
     for i, f in ipairs(plan.files) do files[i] = { path = f.path, role = f.role, sha256 = hash.sha256(f.bytes) } end
     print(json.encode({ digest = plan.digest, files = files, accepted_list = plan.accepted, notes = json.array(plan.notes),
-                        accepted = false }, { indent = 2 }))
+                        accepted = false, warnings = json.array(warnings) }, { indent = 2 }))
     return cli.EXIT.ok
   end
   print("wrote, for review (nothing is accepted):")

@@ -1,0 +1,175 @@
+--- Why inputs could not be checked, read from a method's retained
+-- invocation records (issue 33): one cause per distinct reason and side,
+-- with how many inputs (or runs) had it.  Pure: the caller reads files.
+--
+-- Sources, in order of precedence for one invocation:
+--   * the driver's cause lines (vkit.change.driver_causes): a missing
+--     function, a value outside u32, an exception or panic a batch driver
+--     caught, each with its count and first input;
+--   * a failed build: its first error lines;
+--   * a failed run: the exception and the last lines of the traceback
+--     (Python), the panic (Rust), the error and its first frame (Node), or
+--     the last lines of stderr;
+--   * a run that did not end on its own: its timeout or signal.
+-- A cause is a diagnosis for a reader, never evidence: candidate code can
+-- print look-alike lines, and nothing decides an outcome from them.
+local json = require "vkit.json"
+local driver_causes = require "vkit.change.driver_causes"
+local limits = require("vkit.policy").change.causes
+
+local M = {}
+
+local function clip(s)
+  s = s:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+  if #s <= limits.shown_bytes then return s end
+  local cut = s:sub(1, limits.shown_bytes - 3)
+  -- never end inside a UTF-8 sequence
+  while #cut > 0 and not utf8.len(cut) do cut = cut:sub(1, -2) end
+  return cut .. "..."
+end
+
+-- Lines worth reading: not blank, not a caret marker, not a runtime's
+-- closing boilerplate.
+local function lines_of(text)
+  local out = {}
+  for line in (text .. "\n"):gmatch "([^\n]*)\n" do
+    local bare = line:gsub("%s+$", "")
+    if bare:find "%S" and not bare:match "^[%s%^~|]+$" and not bare:match "^Node%.js v"
+       and not bare:match "^note: run with `RUST_BACKTRACE" and not bare:find(driver_causes.PREFIX, 1, true) then
+      out[#out + 1] = bare
+    end
+  end
+  return out
+end
+
+local function joined(lines, from, to)
+  local part = {}
+  for i = math.max(1, from), math.min(#lines, to) do part[#part + 1] = lines[i]:gsub("^%s+", "") end
+  return table.concat(part, " | ")
+end
+
+--- The exception in a failed run's stderr, in one line.
+function M.exception(stderr)
+  local lines = lines_of(stderr or "")
+  if #lines == 0 then return nil end
+  local n = limits.tail_lines
+  for i, line in ipairs(lines) do
+    if line:find("panicked at", 1, true) then return clip(joined(lines, i, i + 1)) end
+  end
+  for _, line in ipairs(lines) do
+    if line == "Traceback (most recent call last):" then return clip(joined(lines, #lines - n + 1, #lines)) end
+  end
+  for i, line in ipairs(lines) do
+    if line:match "^[%w_$.]*Error%f[^%w_]" and (lines[i + 1] or ""):match "^%s+at " then
+      return clip(joined(lines, i, i + 1))
+    end
+  end
+  return clip(joined(lines, #lines - n + 1, #lines))
+end
+
+--- A failed build's first error lines, in one line.
+function M.build_error(stderr)
+  local lines = lines_of(stderr or "")
+  local first = 1
+  for i, line in ipairs(lines) do
+    if line:lower():find("error", 1, true) then first = i break end
+  end
+  if #lines == 0 then return nil end
+  return clip(joined(lines, first, first + limits.tail_lines - 1))
+end
+
+-- The driver's cause lines in a stderr text: {kind, count, first, detail}.
+local function driver_lines(stderr)
+  local out = {}
+  for line in (stderr .. "\n"):gmatch "([^\n]*)\n" do
+    local kind, count, first, detail = line:match("^" .. driver_causes.PREFIX:gsub("%p", "%%%0")
+      .. "(%a+) (%d+) (%d+) ?(.*)$")
+    if kind then out[#out + 1] = { kind = kind, count = math.tointeger(tonumber(count)),
+                                   first = math.tointeger(tonumber(first)), detail = detail } end
+  end
+  return out
+end
+
+local function driver_text(c, source)
+  if c.kind == "missing" then return ("no function `%s` in %s"):format(c.detail, source or "the bound module") end
+  if c.kind == "range" then
+    local type_name = c.detail:match "^type (.+)$"
+    return type_name and ("returned a %s, not a u32"):format(type_name) or ("returned %s, not a u32"):format(c.detail)
+  end
+  if c.kind == "raise" then return c.detail:find("^panicked") and c.detail or ("raised " .. c.detail) end
+  if c.kind == "more" then return ("%d further distinct causes not listed by the driver"):format(c.count) end
+  return c.kind .. " " .. c.detail
+end
+
+local function side_of(label)
+  for _, s in ipairs { "base", "candidate" } do
+    if (" " .. label .. " "):find(" " .. s .. " ", 1, true) then return s end
+  end
+end
+
+-- Which record counts: the first repetition and the first pass only, so a
+-- cause seen again when an input is re-run is not counted twice.
+local function first_run(label)
+  local rep, pass = label:match " rep (%d+)", label:match " pass (%d+)"
+  return (rep == nil or rep == "1") and (pass == nil or pass == "1")
+end
+
+local function failed(r)
+  return r.status ~= "exited" or r.code ~= 0
+end
+
+local function process_text(r, stderr, is_build)
+  if r.status == "timeout" then return is_build and "the build timed out" or "timed out" end
+  if r.status == "signaled" or (r.signal ~= nil and r.signal ~= json.null) then
+    return ("ended by signal %s"):format(tostring(r.signal))
+  end
+  if r.status == "output-capped" then return "wrote more than the output cap" end
+  if r.status ~= "exited" then return nil end
+  if is_build then
+    return "build failed: " .. (M.build_error(stderr) or ("exit " .. tostring(r.code) .. ", nothing on stderr"))
+  end
+  return M.exception(stderr) or ("exit " .. tostring(r.code) .. ", nothing on stderr")
+end
+
+--- The causes in a method report's invocation records, grouped: a list of
+--  {side, text, count, unit ("inputs" | "runs"), first (input) | nil}, base
+--  first, then in the order first seen.
+--  opts = {stderr = function(n) -> text | nil, for a record whose stderr is
+--  kept only as a file; sources = {base = path, candidate = path}}
+function M.of_records(records, opts)
+  opts = opts or {}
+  local sources = opts.sources or {}
+  local groups, order = {}, {}
+  local function add(side, text, count, unit, first)
+    local key = side .. "\0" .. text
+    local g = groups[key]
+    if not g then
+      g = { side = side, text = text, count = 0, unit = unit }
+      groups[key] = g
+      order[#order + 1] = g
+    end
+    g.count = g.count + (count or 1)
+    if first and (g.first == nil or first < g.first) then g.first = first end
+  end
+  for _, r in ipairs(json.kind(records) == "array" and records or {}) do
+    local label = type(r) == "table" and type(r.label) == "string" and r.label or ""
+    local side = side_of(label)
+    if side and first_run(label) then
+      local stderr = type(r.stderr) == "string" and r.stderr or (opts.stderr and opts.stderr(r.n)) or ""
+      local said = driver_lines(stderr)
+      for _, c in ipairs(said) do
+        add(side, clip(driver_text(c, sources[side])), c.kind ~= "more" and c.count or 0, "inputs",
+          c.kind ~= "more" and c.first or nil)
+      end
+      if #said == 0 and failed(r) then
+        local is_build = label:match "^build " ~= nil
+        local text = process_text(r, stderr, is_build)
+        local input = math.tointeger(tonumber(label:match " input (%d+)"))
+        if text then add(side, text, 1, input and "inputs" or "runs", input) end
+      end
+    end
+  end
+  return order
+end
+
+return M
