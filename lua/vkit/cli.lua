@@ -5,7 +5,9 @@
 --   help = { [action] = "the action's help text" } (optional) }.
 -- `--help` or `-h` anywhere before `--` prints the help of the deepest
 -- command named (`vkit run show --help`), on stdout, exit 0; a module that
--- sets own_help answers it itself.
+-- sets own_help answers it itself.  `vkit help X [ACTION]` is `vkit X
+-- [ACTION] --help`; `-V` is `--version`; a mistyped command or action is
+-- answered with the nearest names (vkit.cli.suggest).
 --
 -- Exit codes, the same for every subcommand (M.EXIT):
 --   0 the command's claim holds (PASS, every accepted input conforming, ...)
@@ -25,6 +27,7 @@
 local fs = require "vkit.fs"
 local boot = require "vkit.boot"
 local args = require "vkit.args"
+local suggest = require "vkit.cli.suggest"
 
 local M = {}
 
@@ -120,23 +123,47 @@ function M.help()
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- The action names of a command that has actions (its help table), sorted.
+local function action_names(command)
+  local names = {}
+  for action in pairs(type(command.help) == "table" and command.help or {}) do names[#names + 1] = action end
+  table.sort(names)
+  return names
+end
+
 function M.main(argv)
   local name = argv[1]
   if name == nil then
     io.stderr:write(M.help())
     return 2
   end
-  if name == "--help" or name == "-h" or name == "help" then
+  if name == "--help" or name == "-h" or (name == "help" and #argv == 1) then
     io.stdout:write(M.help())
     return 0
   end
-  if name == "--version" then name = "version" end
+  -- `vkit help change certify` is `vkit change certify --help`, word for word
+  if name == "help" then
+    local asked = table.move(argv, 2, #argv, 1, {})
+    asked[#asked + 1] = "--help"
+    return M.main(asked)
+  end
+  if name == "--version" or name == "-V" then name = "version" end
   local command = M.load_command(name)
-  if not command then return M.usage_error(("unknown subcommand %q"):format(name)) end
+  if not command then
+    return M.usage_error(("unknown subcommand %q%s"):format(name, suggest.hint(name, M.command_names())))
+  end
   local rest = table.move(argv, 2, #argv, 1, {})
+  -- A mistyped action (`vkit run shwo`) of a command that answers its own
+  -- errors otherwise: named, with the nearest actions, before it runs.
+  local action = rest[1]
+  if not command.own_help and action and not action:match "^%-" and type(command.help) == "table"
+      and not command.help[action] then
+    local hint = suggest.hint(action, action_names(command))
+    if hint ~= "" then return M.usage_error(("unknown action %q of vkit %s%s"):format(action, name, hint), name) end
+  end
   if command.usage and args.wants_help(rest) and not command.own_help then
-    local action = command.help and rest[1] and command.help[rest[1]]
-    io.stdout:write(action or command.usage, "\n")
+    local text = command.help and action and command.help[action]
+    io.stdout:write(text or command.usage, "\n")
     return 0
   end
   return command.run(rest) or 0

@@ -293,7 +293,10 @@ function M.run(argv)
   if not sub then
     local wants_json = false
     for _, a in ipairs(rest) do wants_json = wants_json or a == "--json" end
-    return fail({ json = wants_json }, 2, "usage", ("unknown vac command %q"):format(name), "vac")
+    local names = {}
+    for known in pairs(SUB) do names[#names + 1] = known end
+    local near = require("vkit.cli.suggest").hint(name, names)
+    return fail({ json = wants_json }, 2, "usage", ("unknown vac command %q%s"):format(name, near), "vac")
   end
   if args.wants_help(rest) then
     io.stdout:write(HELP[name], "\n")
