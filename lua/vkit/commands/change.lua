@@ -1,5 +1,5 @@
---- `vkit change certify|intent init|request`: submit a candidate for shadow
--- analysis (seed 001); scaffold an intent for review; build a request.
+--- `vkit change certify|intent init|request`: certify a candidate against
+-- its accepted intent; scaffold an intent for review; build a request.
 local args = require "vkit.args"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
@@ -21,7 +21,7 @@ local USAGE = [[usage: vkit change certify --project PATH --request REQUEST.json
 
 Binds the request (base and candidate commits, accepted intent digest,
 finite claim) to the accepted intent at the host's exact --trusted-target,
-then runs the selected methods as one durable shadow job and prints the run
+then runs the selected methods as one durable background job and prints the run
 summary with each method's coverage; the job continues in the background.
 `vkit run wait --run ID`, `vkit run show --run ID` and `vkit run report --run
 ID` follow it.
@@ -40,13 +40,13 @@ options:
   --trust-candidate-code accept a candidate outside the pure-function profile
                          at exit 0 when every accepted input conforms
                          (outcome all_inputs_conform_trusted); without it such
-                         a candidate ends unadmitted_conform, exit 6
+                         a candidate ends unadmitted_conform, exit 8
   --wait S               seconds to wait, a decimal from 0 to 60 (default 0)
-  --json                 the shadow summary as JSON on stdout
+  --json                 the run summary as JSON on stdout
   --help                 this text
 
 A malformed argument is a usage error before anything is queued; a request
-that does not bind to the accepted intent is a blocked shadow run.
+that does not bind to the accepted intent is a blocked run.
 
 ]] .. cli.EXIT_TEXT
 
@@ -66,7 +66,7 @@ local CHANGE_USAGE = [[usage: vkit change certify --project PATH --request REQUE
        vkit change intent init --language L --source PATH --function NAME --domain SET --observations SET [...]
        vkit change request --intent DIGEST --base COMMIT --candidate COMMIT [...]
 
-Change certification (seed 001): `certify` binds a candidate to its accepted
+Change certification: `certify` binds a candidate to its accepted
 intent and runs the certification methods; `intent init` writes a proposed
 intent for review (it never accepts anything); `request` builds the finite
 request certify reads.  `vkit change ACTION --help` describes one action.
