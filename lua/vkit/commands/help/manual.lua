@@ -1,12 +1,15 @@
 --- The man page (vkit.1) and the bash completion, generated from the same
 -- source as `--help`: each command module's summary, usage and, for its
 -- actions, its help table (vkit.cli's convention), and vkit.cli's exit
--- codes.  A command whose help changes changes both at the next
+-- codes; the ENVIRONMENT and EXAMPLES sections are data of their own
+-- (environment.lua, examples.lua beside this file).  A command whose help changes changes both at the next
 -- `make install`.  Pure: returns text (scripts/manual.lua writes it).
 --
 --   roff(version) -> the man page source
 --   bash()        -> the completion script (`complete -F _vkit vkit`)
 local cli = require "vkit.cli"
+local environment = require "vkit.commands.help.environment"
+local examples = require "vkit.commands.help.examples"
 
 local M = {}
 
@@ -65,9 +68,24 @@ function M.roff(version)
   end
   out[#out + 1] = ".SH EXIT STATUS"
   preformatted(out, cli.EXIT_TEXT)
+  out[#out + 1] = ".SH ENVIRONMENT"
+  for _, v in ipairs(environment) do
+    out[#out + 1] = ".TP"
+    out[#out + 1] = "\\fB" .. escape(v.name) .. "\\fR"
+    out[#out + 1] = escape(v.text)
+  end
   out[#out + 1] = ".SH FILES"
   out[#out + 1] = escape("PREFIX/share/vkit: the Lua library, policies, the pinned TypeScript compiler and the examples;"
     .. " PREFIX/lib/vkit: the shared modules; PREFIX/share/doc/vkit: the documents, the tutorial and the API reference.")
+  out[#out + 1] = ".SH EXAMPLES"
+  for _, e in ipairs(examples) do
+    out[#out + 1] = ".PP"
+    out[#out + 1] = escape(e.text)
+    out[#out + 1] = ".PP"
+    out[#out + 1] = ".RS 4"
+    preformatted(out, e.command)
+    out[#out + 1] = ".RE"
+  end
   out[#out + 1] = ".SH SEE ALSO"
   out[#out + 1] = escape("tutorial.md, api.md and the API reference (api/index.html) in PREFIX/share/doc/vkit.")
   return table.concat(out, "\n") .. "\n"
