@@ -10,6 +10,7 @@
 local cli = require "vkit.cli"
 local environment = require "vkit.commands.help.environment"
 local examples = require "vkit.commands.help.examples"
+local values = require "vkit.commands.help.values"
 
 local M = {}
 
@@ -104,6 +105,23 @@ local function options(text)
   return table.concat(out, " ")
 end
 
+-- The case arms that complete an option's value: "COMMAND ACTION --option"
+-- (ACTION * when any) against the command line's first two words and the
+-- word before the cursor.
+local function value_cases()
+  local out = {}
+  for _, v in ipairs(values.OPTIONS) do
+    -- "run "*" --run": the words quoted, an action left out a glob
+    local pattern = ("\"%s \"%s\" %s\""):format(v.command, v.action or "*", v.option)
+    if v.values == "runs" then
+      out[#out + 1] = ("    %s) words=$(_vkit_runs); files= ;;"):format(pattern)
+    else
+      out[#out + 1] = ("    %s) words=%q; files= ;;"):format(pattern, table.concat(v.values(), " "))
+    end
+  end
+  return table.concat(out, "\n")
+end
+
 function M.bash()
   local names, cases = {}, {}
   for _, c in ipairs(commands()) do
@@ -126,10 +144,22 @@ function M.bash()
   end
   return table.concat({
     "# bash completion for vkit, generated from each command's --help (make install).",
+    "# The project's run ids, from the vkit being completed, with the line's --project and --store.",
+    "_vkit_runs() {",
+    "  local i where=()",
+    "  for ((i = 2; i < COMP_CWORD; i++)); do",
+    "    case ${COMP_WORDS[i]} in --project|--store) where+=(\"${COMP_WORDS[i]}\" \"${COMP_WORDS[i+1]}\") ;; esac",
+    "  done",
+    "  \"${COMP_WORDS[0]}\" run list --json \"${where[@]}\" 2>/dev/null | sed -n 's/^ *\"run_id\": *\"\\([^\"]*\\)\".*/\\1/p'",
+    "}",
     "_vkit() {",
-    "  local cur=${COMP_WORDS[COMP_CWORD]} words= files=1",
+    "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words= files=1",
     "  if [ \"$COMP_CWORD\" -eq 1 ]; then",
-    ("    words=%q; files="):format(table.concat(names, " ") .. " --help --version"),
+    ("    words=%q; files="):format(table.concat(names, " ") .. " help --help --version -V"),
+    "  elif [ \"$COMP_CWORD\" -ge 3 ] && case \"${COMP_WORDS[1]} ${COMP_WORDS[2]} $prev\" in",
+    value_cases(),
+    "    *) false ;;",
+    "    esac; then :",
     "  else",
     "    case ${COMP_WORDS[1]} in",
     table.concat(cases, "\n"),
