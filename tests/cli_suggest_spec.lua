@@ -35,6 +35,7 @@ describe("the command line", function()
       { { "run", "shwo", "--run", "x" }, "unknown action \"shwo\" of vkit run; did you mean 'show'?", "vkit run --help" },
       { { "change", "certfy" }, "did you mean 'certify'?", "vkit change --help" },
       { { "vac", "verfy" }, "did you mean 'verify'?", "vkit vac --help" },
+      { { "change", "intent", "inti" }, "did you mean 'init'?", "vkit change intent init --help" },
       { { "help", "rnu" }, "did you mean 'run'?", "vkit --help" },
     } do
       local r = t.vkit(case[1])

@@ -117,7 +117,8 @@ function M.help()
     lines[#lines + 1] = ("  %-10s %s"):format(name, M.load_command(name).summary)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "'vkit SUBCOMMAND --help' (and 'vkit SUBCOMMAND ACTION --help') describes one command."
+  lines[#lines + 1] = "'vkit help SUBCOMMAND [ACTION]' (or 'vkit SUBCOMMAND [ACTION] --help') describes one command;"
+  lines[#lines + 1] = "'vkit -V' (or 'vkit --version') prints the versions."
   lines[#lines + 1] = ""
   lines[#lines + 1] = M.EXIT_TEXT
   return table.concat(lines, "\n") .. "\n"

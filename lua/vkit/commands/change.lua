@@ -79,7 +79,10 @@ return {
   help = { certify = USAGE, intent = intent_command.USAGE, request = request_command.USAGE },
   run = function(argv)
     if argv[1] == "intent" then
-      if argv[2] ~= "init" then return cli.usage_error("change intent needs the action: init", "change intent init") end
+      if argv[2] ~= "init" then
+        local near = argv[2] and require("vkit.cli.suggest").hint(argv[2], { "init" }) or ""
+        return cli.usage_error("change intent needs the action: init" .. near, "change intent init")
+      end
       return intent_command.init(table.move(argv, 3, #argv, 1, {}))
     end
     if argv[1] == "request" then return request_command.run(table.move(argv, 2, #argv, 1, {})) end
