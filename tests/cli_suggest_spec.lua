@@ -1,5 +1,5 @@
 -- The command line helps a person who mistypes or asks (issue 33 item 6):
--- "did you mean" for a mistyped command or action, `vkit help X [ACTION]`
+-- "did you mean" for a mistyped command, action or option, `vkit help X [ACTION]`
 -- printing exactly `vkit X [ACTION] --help`, and `-V` as `--version`.
 local t = require "tests.support.run"
 local suggest = require "vkit.cli.suggest"
@@ -36,6 +36,9 @@ describe("the command line", function()
       { { "change", "certfy" }, "did you mean 'certify'?", "vkit change --help" },
       { { "vac", "verfy" }, "did you mean 'verify'?", "vkit vac --help" },
       { { "change", "intent", "inti" }, "did you mean 'init'?", "vkit change intent init --help" },
+      { { "run", "show", "--projet", "x" }, "unknown option --projet; did you mean '--project'?", "vkit run show --help" },
+      { { "change", "intent", "init", "--langauge", "rust" }, "did you mean '--language'?",
+        "vkit change intent init --help" },
       { { "help", "rnu" }, "did you mean 'run'?", "vkit --help" },
     } do
       local r = t.vkit(case[1])

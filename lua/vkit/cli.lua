@@ -41,9 +41,33 @@ M.EXIT_TEXT = [[exit codes (the same for every vkit command):
   6  no such run                  7  the project is not a Git repository
   8  every input conforms, but the candidate is outside the pure-function profile]]
 
+--- The options a help text names (--name), sorted and unique.
+function M.options_named(text)
+  local seen, out = {}, {}
+  for name in (text or ""):gmatch "%-%-[%a][%w-]*" do
+    if not seen[name] then
+      seen[name] = true
+      out[#out + 1] = name
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+--- The help text of a level ("run show", "change intent init"), or nil.
+function M.help_text(level)
+  local name, action = level:match "^(%S+)%s*(%S*)"
+  local ok, command = pcall(M.load_command, name or "")
+  if not (ok and command) then return nil end
+  return type(command.help) == "table" and command.help[action] or command.usage
+end
+
 --- A usage error: one line naming the problem and the help to read.
---  command may be "run show" (the level whose help explains it).
+--  command may be "run show" (the level whose help explains it).  An
+--  unknown option is answered with the nearest options that help names.
 function M.usage_error(message, command)
+  local option = message:match "^unknown option (%-%-[%w-]+)$"
+  if option and command then message = message .. suggest.hint(option, M.options_named(M.help_text(command))) end
   io.stderr:write(("vkit: %s\nSee 'vkit %s--help'.\n"):format(message, command and (command .. " ") or ""))
   return M.EXIT.usage
 end

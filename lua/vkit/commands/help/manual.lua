@@ -92,17 +92,9 @@ function M.roff(version)
   return table.concat(out, "\n") .. "\n"
 end
 
--- The options a help text names (--name), sorted and unique.
+-- The options a help text names, for a completion word list.
 local function options(text)
-  local seen, out = {}, {}
-  for name in (text or ""):gmatch "%-%-[%a][%w-]*" do
-    if not seen[name] then
-      seen[name] = true
-      out[#out + 1] = name
-    end
-  end
-  table.sort(out)
-  return table.concat(out, " ")
+  return table.concat(cli.options_named(text), " ")
 end
 
 -- The case arms that complete an option's value: "COMMAND ACTION --option"
