@@ -28,6 +28,7 @@ local fs = require "vkit.fs"
 local boot = require "vkit.boot"
 local args = require "vkit.args"
 local suggest = require "vkit.cli.suggest"
+local tables = require "vkit.tables"
 
 local M = {}
 
@@ -43,15 +44,9 @@ M.EXIT_TEXT = [[exit codes (the same for every vkit command):
 
 --- The options a help text names (--name), sorted and unique.
 function M.options_named(text)
-  local seen, out = {}, {}
-  for name in (text or ""):gmatch "%-%-[%a][%w-]*" do
-    if not seen[name] then
-      seen[name] = true
-      out[#out + 1] = name
-    end
-  end
-  table.sort(out)
-  return out
+  local named = {}
+  for name in (text or ""):gmatch "%-%-[%a][%w-]*" do named[name] = true end
+  return tables.sorted_keys(named)
 end
 
 --- The help text of a level ("run show", "change intent init"), or nil.
@@ -148,12 +143,9 @@ function M.help()
   return table.concat(lines, "\n") .. "\n"
 end
 
--- The action names of a command that has actions (its help table), sorted.
-local function action_names(command)
-  local names = {}
-  for action in pairs(type(command.help) == "table" and command.help or {}) do names[#names + 1] = action end
-  table.sort(names)
-  return names
+--- The action names of a command that has actions (its help table), sorted.
+function M.action_names(command)
+  return tables.sorted_keys(type(command.help) == "table" and command.help or {})
 end
 
 function M.main(argv)
@@ -183,7 +175,7 @@ function M.main(argv)
   local action = rest[1]
   if not command.own_help and action and not action:match "^%-" and type(command.help) == "table"
       and not command.help[action] then
-    local hint = suggest.hint(action, action_names(command))
+    local hint = suggest.hint(action, M.action_names(command))
     if hint ~= "" then return M.usage_error(("unknown action %q of vkit %s%s"):format(action, name, hint), name) end
   end
   if command.usage and args.wants_help(rest) and not command.own_help then

@@ -19,10 +19,7 @@ local function commands()
   local out = {}
   for _, name in ipairs(cli.command_names()) do
     local module = cli.load_command(name)
-    local actions = {}
-    for action in pairs(type(module.help) == "table" and module.help or {}) do actions[#actions + 1] = action end
-    table.sort(actions)
-    out[#out + 1] = { name = name, module = module, actions = actions }
+    out[#out + 1] = { name = name, module = module, actions = cli.action_names(module) }
   end
   return out
 end
