@@ -153,7 +153,7 @@ print(table.concat(got, " "))
       local r = run(vkit.exe, { "verfiy" }, cwd, env)
       refute_planted(r, what .. ": vkit verfiy")
       assert.equal(2, r.code, what .. ": " .. r.stderr)
-      assert.matches('^vkit: unknown subcommand "verfiy"\n', r.stderr, nil, what)
+      assert.matches('^vkit: unknown subcommand "verfiy"; did you mean .verify.%?\n', r.stderr, nil, what)
 
       r = run(vkit.exe, { "script", script }, cwd, env)
       refute_planted(r, what .. ": a script's require of vkit names")
@@ -208,7 +208,7 @@ print(table.concat(got, " "))
       copy .. "/vkit" }, tree)
     refute_planted(r, "a removed executable")
     assert.equal(2, r.code, r.stdout .. r.stderr)
-    assert.matches('^vkit: unknown subcommand "verfiy"\n', r.stderr)
+    assert.matches('^vkit: unknown subcommand "verfiy"; did you mean .verify.%?\n', r.stderr)
   end)
 
   -- The C core chooses no code by the environment: the library root, the

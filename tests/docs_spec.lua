@@ -4,6 +4,7 @@
 -- points outside it, and the user's requirement documents are the copies
 -- docs/requirements/README.md pins by SHA-256.
 local vkit = require "vkit"
+local t = require "tests.support.run"
 
 local ROOT = vkit.root
 
@@ -79,5 +80,81 @@ describe("the documents", function()
     assert.equal(4, pinned)
     local readme = assert(vkit.fs.read(ROOT .. "/README.md"))
     assert.matches("](docs/requirements/README.md)", readme, 1, true)
+  end)
+end)
+
+-- README for a newcomer (issue 33 item 6): who it is for and what it does
+-- first, then a certification, what exit 0 means, the scope with today's
+-- limits, VAC spelled out, a real report's picture; the build's internals
+-- in docs/building.md; the test command kept (.ci/run runs `make test`).
+describe("the README", function()
+  local readme = assert(vkit.fs.read(ROOT .. "/README.md"))
+  local body = readme:gsub("^#[^\n]*\n+", "") -- without the title
+  local first_paragraph = body:match "^(.-)\n\n"
+  local before_setup = readme:sub(1, assert(readme:find("\n## Set-up", 1, true)))
+
+  it("opens with one sentence of what vkit is and who it is for", function()
+    assert.matches("^vkit is a verification kit for teams ", first_paragraph)
+    local _, full_stops = first_paragraph:gsub("%.%s", "")
+    assert.equal(0, full_stops, "one sentence: " .. first_paragraph)
+    assert.matches("stranger", first_paragraph, 1, true)
+    assert.matches("change", first_paragraph, 1, true)
+    assert.matches("agent", first_paragraph, 1, true)
+  end)
+
+  it("certifies a change in the first example, five lines, before anything about building", function()
+    local first_block = assert(readme:match "\n```sh\n(.-)\n```", "a first sh block")
+    assert.matches("vkit change certify ", first_block, 1, true)
+    local _, newlines = first_block:gsub("\n", "")
+    assert.equal(5, newlines + 1, "five lines:\n" .. first_block)
+    assert.is_truthy(readme:find(first_block, 1, true) < readme:find("\n## Set-up", 1, true))
+    for _, internal in ipairs { "liblua5.4.a", "libcrypto is about", "mk/luabc.mk", "OPENSSL_CONF" } do
+      assert.is_nil(readme:find(internal, 1, true), internal .. " belongs in docs/building.md")
+      assert.matches(internal, assert(vkit.fs.read(ROOT .. "/docs/building.md")), 1, true)
+    end
+    assert.matches("](docs/building.md)", before_setup, 1, true)
+  end)
+
+  it("marks as not yet done every option of the example that vkit change certify does not take", function()
+    local first_block = readme:match "\n```sh\n(.-)\n```"
+    local help = t.vkit({ "change", "certify", "--help" }).stdout
+    local missing = {}
+    for option in first_block:match("vkit change certify[^\n]*"):gmatch "%-%-[%w-]+" do
+      if not help:find(option, 1, true) then missing[#missing + 1] = option end
+    end
+    if #missing > 0 then
+      assert.matches("**Not yet done:**", before_setup, 1, true)
+      for _, option in ipairs(missing) do assert.matches("`" .. option, before_setup, 1, true) end
+    end
+  end)
+
+  it("says what exit 0 means and the scope: one u32 -> u32 function, three languages, the domain limit", function()
+    assert.matches("\n### What exit 0 means\n", before_setup, 1, true)
+    local scope = assert(before_setup:match "\n### Scope[^\n]*\n(.-)\n#", "a Scope section before Set-up")
+    assert.matches("`u32` to one `u32`", scope, 1, true)
+    assert.matches("Rust, Python or TypeScript", scope, 1, true)
+    local limit = tostring(vkit.policies.limits.relational.max_domain):reverse():gsub("(%d%d%d)", "%1,")
+      :reverse():gsub("^,", "")
+    assert.matches("at\nmost " .. limit .. " accepted inputs", scope:gsub("%*", ""), 1, true)
+  end)
+
+  it("spells VAC out as docs/vac.md does", function()
+    local expansion = assert(assert(vkit.fs.read(ROOT .. "/docs/vac.md")):match "^# VAC: ([%a ]-) in vkit\n")
+    assert.equal("Verifiable Agent Claims", expansion)
+    local spelled = before_setup:gsub("%s+", " ")
+    assert.matches("VAC — " .. expansion, spelled, 1, true)
+    assert.is_true(spelled:find("VAC", 1, true) == spelled:find("VAC — " .. expansion, 1, true),
+      "VAC is spelled out where it first appears")
+  end)
+
+  it("shows a screenshot of a real HTML report, and keeps the test command", function()
+    assert.matches("![", before_setup, 1, true)
+    assert.matches("](docs/images/report.png)", before_setup, 1, true)
+    local png = assert(vkit.fs.read(ROOT .. "/docs/images/report.png"))
+    assert.equal("\137PNG\r\n\26\n", png:sub(1, 8))
+    assert.is_true(#png > 10000, "a picture, not a placeholder")
+    assert.matches("\nmake test ", readme, 1, true)
+    assert.matches("vkit script tests/run.lua", readme, 1, true)
+    assert.matches("make test", assert(vkit.fs.read(ROOT .. "/.ci/run")), 1, true)
   end)
 end)

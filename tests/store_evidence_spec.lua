@@ -188,6 +188,17 @@ describe("a store that arrived with a clone", function()
     assert_corrupt(dir, id, "report-missing")
   end)
 
+  it("a store made here, in a repository with commits, is not said to be tracked", function()
+    local repo = assert(vkit.git.init(dir))
+    repo:close()
+    t.write(dir .. "/a.txt", "a\n")
+    assert(os.execute(("cd %s && git add a.txt && git -c user.email=a@b -c user.name=n commit -qm a")
+      :format(t.quote(dir))))
+    local id = forge(dir, "external-check", "PASS")
+    local shown = run_vkit(dir, "run", "show", "--run", id)
+    assert.is_nil(shown.stderr:find("tracked by Git", 1, true), shown.stderr)
+  end)
+
   it("a .vkit that is a link is said to be one", function()
     local elsewhere = dir .. "/elsewhere"
     assert(vkit.fs.mkdirs(elsewhere .. "/runs"))

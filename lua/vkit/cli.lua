@@ -5,7 +5,9 @@
 --   help = { [action] = "the action's help text" } (optional) }.
 -- `--help` or `-h` anywhere before `--` prints the help of the deepest
 -- command named (`vkit run show --help`), on stdout, exit 0; a module that
--- sets own_help answers it itself.
+-- sets own_help answers it itself.  `vkit help X [ACTION]` is `vkit X
+-- [ACTION] --help`; `-V` is `--version`; a mistyped command or action is
+-- answered with the nearest names (vkit.cli.suggest).
 --
 -- Exit codes, the same for every subcommand (M.EXIT):
 --   0 the command's claim holds (PASS, every accepted input conforming, ...)
@@ -25,6 +27,8 @@
 local fs = require "vkit.fs"
 local boot = require "vkit.boot"
 local args = require "vkit.args"
+local suggest = require "vkit.cli.suggest"
+local tables = require "vkit.tables"
 
 local M = {}
 
@@ -38,9 +42,27 @@ M.EXIT_TEXT = [[exit codes (the same for every vkit command):
   6  no such run                  7  the project is not a Git repository
   8  every input conforms, but the candidate is outside the pure-function profile]]
 
+--- The options a help text names (--name), sorted and unique.
+function M.options_named(text)
+  local named = {}
+  for name in (text or ""):gmatch "%-%-[%a][%w-]*" do named[name] = true end
+  return tables.sorted_keys(named)
+end
+
+--- The help text of a level ("run show", "change intent init"), or nil.
+function M.help_text(level)
+  local name, action = level:match "^(%S+)%s*(%S*)"
+  local ok, command = pcall(M.load_command, name or "")
+  if not (ok and command) then return nil end
+  return type(command.help) == "table" and command.help[action] or command.usage
+end
+
 --- A usage error: one line naming the problem and the help to read.
---  command may be "run show" (the level whose help explains it).
+--  command may be "run show" (the level whose help explains it).  An
+--  unknown option is answered with the nearest options that help names.
 function M.usage_error(message, command)
+  local option = message:match "^unknown option (%-%-[%w-]+)$"
+  if option and command then message = message .. suggest.hint(option, M.options_named(M.help_text(command))) end
   io.stderr:write(("vkit: %s\nSee 'vkit %s--help'.\n"):format(message, command and (command .. " ") or ""))
   return M.EXIT.usage
 end
@@ -114,10 +136,16 @@ function M.help()
     lines[#lines + 1] = ("  %-10s %s"):format(name, M.load_command(name).summary)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "'vkit SUBCOMMAND --help' (and 'vkit SUBCOMMAND ACTION --help') describes one command."
+  lines[#lines + 1] = "'vkit help SUBCOMMAND [ACTION]' (or 'vkit SUBCOMMAND [ACTION] --help') describes one command;"
+  lines[#lines + 1] = "'vkit -V' (or 'vkit --version') prints the versions."
   lines[#lines + 1] = ""
   lines[#lines + 1] = M.EXIT_TEXT
   return table.concat(lines, "\n") .. "\n"
+end
+
+--- The action names of a command that has actions (its help table), sorted.
+function M.action_names(command)
+  return tables.sorted_keys(type(command.help) == "table" and command.help or {})
 end
 
 function M.main(argv)
@@ -126,17 +154,33 @@ function M.main(argv)
     io.stderr:write(M.help())
     return 2
   end
-  if name == "--help" or name == "-h" or name == "help" then
+  if name == "--help" or name == "-h" or (name == "help" and #argv == 1) then
     io.stdout:write(M.help())
     return 0
   end
-  if name == "--version" then name = "version" end
+  -- `vkit help change certify` is `vkit change certify --help`, word for word
+  if name == "help" then
+    local asked = table.move(argv, 2, #argv, 1, {})
+    asked[#asked + 1] = "--help"
+    return M.main(asked)
+  end
+  if name == "--version" or name == "-V" then name = "version" end
   local command = M.load_command(name)
-  if not command then return M.usage_error(("unknown subcommand %q"):format(name)) end
+  if not command then
+    return M.usage_error(("unknown subcommand %q%s"):format(name, suggest.hint(name, M.command_names())))
+  end
   local rest = table.move(argv, 2, #argv, 1, {})
+  -- A mistyped action (`vkit run shwo`) of a command that answers its own
+  -- errors otherwise: named, with the nearest actions, before it runs.
+  local action = rest[1]
+  if not command.own_help and action and not action:match "^%-" and type(command.help) == "table"
+      and not command.help[action] then
+    local hint = suggest.hint(action, M.action_names(command))
+    if hint ~= "" then return M.usage_error(("unknown action %q of vkit %s%s"):format(action, name, hint), name) end
+  end
   if command.usage and args.wants_help(rest) and not command.own_help then
-    local action = command.help and rest[1] and command.help[rest[1]]
-    io.stdout:write(action or command.usage, "\n")
+    local text = command.help and action and command.help[action]
+    io.stdout:write(text or command.usage, "\n")
     return 0
   end
   return command.run(rest) or 0

@@ -74,7 +74,7 @@ options:
   replay = [[
 usage: vkit run replay [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
 
-Queues a replay of a finished external check (seed 000): its retained
+Queues a replay of a finished external check (`vkit verify`): its retained
 declared evidence is copied into a fresh attempt and the currently pinned
 checker runs against the current accepted manifest; the stored status and
 receipt are never consulted.  Prints the replay's run as `vkit verify` does.

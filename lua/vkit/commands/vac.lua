@@ -1,4 +1,5 @@
---- `vkit vac verify|draft|registry|conformance`: VAC bundles (seed 003).
+--- `vkit vac verify|draft|registry|conformance`: VAC (Verifiable Agent
+-- Claims) capability evidence bundles.
 --  Every subcommand takes --help (synopsis, options, exit codes) and
 --  --json (one JSON document on stdout, errors included).
 local args = require "vkit.args"
@@ -9,7 +10,8 @@ local HELP = {
 usage: vkit vac verify BUNDLE... [--json]
        vkit vac verify BUNDLE --report md|html|json|junit|text [--output FILE]
 
-Structural verification of VAC capability evidence bundles (SPEC §4): the
+Structural verification of VAC (Verifiable Agent Claims) capability evidence
+bundles, as the VAC specification defines it: the
 manifest schema and draft gate, artifact presence, sha256 and closure,
 stamps, the replay block, every declared number recomputed from the pinned
 artifacts, and the summary rule.  Structural verification is not semantic
@@ -40,7 +42,7 @@ exit codes:
   draft = [[
 usage: vkit vac draft DIR [--json]
 
-Scaffolds DIR/vac.json over the files in DIR (SPEC §2.7): mechanical fields
+Scaffolds DIR/vac.json over the files in DIR: mechanical fields
 derived (every file's sha256, issuer and commit from the enclosing Git
 repository), every judgment field a TODO(...) marker that `vkit vac verify`
 refuses until a person authors it.  An existing vac.json is never
@@ -61,7 +63,7 @@ usage: vkit vac registry [--config FILE] [--out FILE] [--json]
        vkit vac registry --check-fetched DIR [--registry FILE] [--json]
 
 Regenerates registry.json from configured issuer checkouts, reading
-committed HEAD trees only (SPEC §5), or checks fetched artifacts
+committed HEAD trees only, or checks fetched artifacts
 (DIR/<entry name>/<path>) against the pins of an existing registry.
 
 options:
@@ -104,7 +106,7 @@ usage: vkit vac verify BUNDLE... [--json]
        vkit vac registry [--config FILE] [--out FILE] [--check-fetched DIR] [--json]
        vkit vac conformance CORPUS-DIR [--verbose] [--json]
 
-verify       structural verification (SPEC §4) of one or more bundles
+verify       structural verification of one or more bundles
 draft        scaffold vac.json over the files in DIR, judgment fields TODO(...)
 registry     regenerate registry.json from committed issuer trees, or check
              fetched artifacts against its pins
@@ -113,7 +115,7 @@ conformance  run a conformance corpus and print "N passed, N failed"
 'vkit vac COMMAND --help' describes one command: its options and exit codes.]]
 
 local M = {
-  summary = "verify, draft and register VAC capability evidence bundles",
+  summary = "verify, draft and register VAC (Verifiable Agent Claims) evidence bundles",
   usage = USAGE,
   help = HELP, -- each action's help (vkit.cli's convention; the man page reads it)
   own_help = true,
@@ -293,7 +295,10 @@ function M.run(argv)
   if not sub then
     local wants_json = false
     for _, a in ipairs(rest) do wants_json = wants_json or a == "--json" end
-    return fail({ json = wants_json }, 2, "usage", ("unknown vac command %q"):format(name), "vac")
+    local names = {}
+    for known in pairs(SUB) do names[#names + 1] = known end
+    local near = require("vkit.cli.suggest").hint(name, names)
+    return fail({ json = wants_json }, 2, "usage", ("unknown vac command %q%s"):format(name, near), "vac")
   end
   if args.wants_help(rest) then
     io.stdout:write(HELP[name], "\n")

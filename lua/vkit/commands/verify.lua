@@ -10,7 +10,8 @@ local cli = require "vkit.cli"
 local USAGE = [[usage: vkit verify COMPONENT [--project DIR] [--store URL] [--wait S] [--json]
                    [--policy-sha256 HEX] [--package-sha256 HEX]
 
-Runs a component's accepted external checks (seed 000): resolves COMPONENT's
+Runs a component's accepted external checks (a pinned producer, then an
+independent pinned checker): resolves COMPONENT's
 version 2 claim (component-policy and package SHA-256 pins) from
 verification/manifest.json at the project's HEAD commit, queues one job per
 accepted check (the pinned producer, then the independent pinned checker
@@ -53,7 +54,7 @@ local function working_tree_warnings(project)
 end
 
 return {
-  summary = "run a component's pinned external producer and checker (seed 000)",
+  summary = "run a component's pinned external producer and its independent checker",
   usage = USAGE,
   run = function(argv)
     local opts, err = args.parse(argv, { flags = { json = true },

@@ -67,7 +67,9 @@ function Store:provenance()
   local ok, repo = pcall(require("vkit.git").open, self.project)
   if not ok or not repo then return nil end
   local head = repo:head()
-  local _, _, code = head and repo:read(head, ".vkit", 0)
+  -- not `head and repo:read(...)`: an `and` keeps only the first result
+  local code
+  if head then code = select(3, repo:read(head, ".vkit", 0)) end
   repo:close()
   if head and code ~= "missing-path" then
     return { reason = "store-tracked-by-git",

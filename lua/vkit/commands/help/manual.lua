@@ -1,12 +1,16 @@
 --- The man page (vkit.1) and the bash completion, generated from the same
 -- source as `--help`: each command module's summary, usage and, for its
 -- actions, its help table (vkit.cli's convention), and vkit.cli's exit
--- codes.  A command whose help changes changes both at the next
+-- codes; the ENVIRONMENT and EXAMPLES sections are data of their own
+-- (environment.lua, examples.lua beside this file).  A command whose help changes changes both at the next
 -- `make install`.  Pure: returns text (scripts/manual.lua writes it).
 --
 --   roff(version) -> the man page source
 --   bash()        -> the completion script (`complete -F _vkit vkit`)
 local cli = require "vkit.cli"
+local environment = require "vkit.commands.help.environment"
+local examples = require "vkit.commands.help.examples"
+local values = require "vkit.commands.help.values"
 
 local M = {}
 
@@ -15,10 +19,7 @@ local function commands()
   local out = {}
   for _, name in ipairs(cli.command_names()) do
     local module = cli.load_command(name)
-    local actions = {}
-    for action in pairs(type(module.help) == "table" and module.help or {}) do actions[#actions + 1] = action end
-    table.sort(actions)
-    out[#out + 1] = { name = name, module = module, actions = actions }
+    out[#out + 1] = { name = name, module = module, actions = cli.action_names(module) }
   end
   return out
 end
@@ -65,25 +66,49 @@ function M.roff(version)
   end
   out[#out + 1] = ".SH EXIT STATUS"
   preformatted(out, cli.EXIT_TEXT)
+  out[#out + 1] = ".SH ENVIRONMENT"
+  for _, v in ipairs(environment) do
+    out[#out + 1] = ".TP"
+    out[#out + 1] = "\\fB" .. escape(v.name) .. "\\fR"
+    out[#out + 1] = escape(v.text)
+  end
   out[#out + 1] = ".SH FILES"
   out[#out + 1] = escape("PREFIX/share/vkit: the Lua library, policies, the pinned TypeScript compiler and the examples;"
     .. " PREFIX/lib/vkit: the shared modules; PREFIX/share/doc/vkit: the documents, the tutorial and the API reference.")
+  out[#out + 1] = ".SH EXAMPLES"
+  for _, e in ipairs(examples) do
+    out[#out + 1] = ".PP"
+    out[#out + 1] = escape(e.text)
+    out[#out + 1] = ".PP"
+    out[#out + 1] = ".RS 4"
+    preformatted(out, e.command)
+    out[#out + 1] = ".RE"
+  end
   out[#out + 1] = ".SH SEE ALSO"
   out[#out + 1] = escape("tutorial.md, api.md and the API reference (api/index.html) in PREFIX/share/doc/vkit.")
   return table.concat(out, "\n") .. "\n"
 end
 
--- The options a help text names (--name), sorted and unique.
+-- The options a help text names, for a completion word list.
 local function options(text)
-  local seen, out = {}, {}
-  for name in (text or ""):gmatch "%-%-[%a][%w-]*" do
-    if not seen[name] then
-      seen[name] = true
-      out[#out + 1] = name
+  return table.concat(cli.options_named(text), " ")
+end
+
+-- The case arms that complete an option's value: "COMMAND ACTION --option"
+-- (ACTION * when any) against the command line's first two words and the
+-- word before the cursor.
+local function value_cases()
+  local out = {}
+  for _, v in ipairs(values.OPTIONS) do
+    -- "run "*" --run": the words quoted, an action left out a glob
+    local pattern = ("\"%s \"%s\" %s\""):format(v.command, v.action or "*", v.option)
+    if v.values == "runs" then
+      out[#out + 1] = ("    %s) words=$(_vkit_runs); files= ;;"):format(pattern)
+    else
+      out[#out + 1] = ("    %s) words=%q; files= ;;"):format(pattern, table.concat(v.values(), " "))
     end
   end
-  table.sort(out)
-  return table.concat(out, " ")
+  return table.concat(out, "\n")
 end
 
 function M.bash()
@@ -108,10 +133,22 @@ function M.bash()
   end
   return table.concat({
     "# bash completion for vkit, generated from each command's --help (make install).",
+    "# The project's run ids, from the vkit being completed, with the line's --project and --store.",
+    "_vkit_runs() {",
+    "  local i where=()",
+    "  for ((i = 2; i < COMP_CWORD; i++)); do",
+    "    case ${COMP_WORDS[i]} in --project|--store) where+=(\"${COMP_WORDS[i]}\" \"${COMP_WORDS[i+1]}\") ;; esac",
+    "  done",
+    "  \"${COMP_WORDS[0]}\" run list --json \"${where[@]}\" 2>/dev/null | sed -n 's/^ *\"run_id\": *\"\\([^\"]*\\)\".*/\\1/p'",
+    "}",
     "_vkit() {",
-    "  local cur=${COMP_WORDS[COMP_CWORD]} words= files=1",
+    "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} words= files=1",
     "  if [ \"$COMP_CWORD\" -eq 1 ]; then",
-    ("    words=%q; files="):format(table.concat(names, " ") .. " --help --version"),
+    ("    words=%q; files="):format(table.concat(names, " ") .. " help --help --version -V"),
+    "  elif [ \"$COMP_CWORD\" -ge 3 ] && case \"${COMP_WORDS[1]} ${COMP_WORDS[2]} $prev\" in",
+    value_cases(),
+    "    *) false ;;",
+    "    esac; then :",
     "  else",
     "    case ${COMP_WORDS[1]} in",
     table.concat(cases, "\n"),
