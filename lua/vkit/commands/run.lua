@@ -85,7 +85,7 @@ options:
   --timeout T     how long to wait for the replay: 90, 90s, 10m, 2h (at most 6h)
 ]] .. COMMON .. "\n\n" .. cli.EXIT_TEXT,
   report = [[
-usage: vkit run report [ID | --run ID] [--format md|html|json|junit|text] [--output FILE] [--project DIR]
+usage: vkit run report [ID | --run ID] [--format md|html|json|junit|sarif|github|text] [--output FILE] [--project DIR]
 
 Writes a self-contained report a reviewer reads in a pull request or a
 browser: what was verified, each method with its coverage, the findings,
@@ -96,7 +96,7 @@ inputs; JUnit XML has one test case per method, for CI test-report views.
 
 options:
   --run ID          the run (required)
-  --format F        md (default), html, json, junit or text
+  --format F        md (default), html, json, junit, sarif (SARIF 2.1.0), github (annotations) or text
   --output FILE     write there instead of stdout
   --project DIR     the project whose job store to read
   --help            this text
@@ -121,7 +121,7 @@ usage: vkit run list [--project DIR] [--json]
        vkit run wait [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
        vkit run cancel [ID | --run ID] [--project DIR] [--json]
        vkit run replay [ID | --run ID] [--wait S | --timeout T] [--project DIR] [--json]
-       vkit run report [ID | --run ID] [--format md|html|json|junit|text] [--output FILE] [--project DIR]
+       vkit run report [ID | --run ID] [--format md|html|json|junit|sarif|github|text] [--output FILE] [--project DIR]
        vkit run worker [--project DIR] [--store URL] [--concurrency N] [--until-idle] [--lease-seconds S]
 Every action takes --store URL (or VKIT_STORE): postgresql://... (libpq syntax,
 no password in it) selects the shared PostgreSQL store; default: the project's file store.

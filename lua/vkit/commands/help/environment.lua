@@ -13,6 +13,9 @@ return {
   { name = "XDG_CACHE_HOME", text = "where the cache goes when VKIT_CACHE is unset; default $HOME/.cache." },
   { name = "HOME", text = "the REPL's history file ($HOME/.vkit_history), the default cache, and where vkit change"
       .. " intent init looks for a rustup toolchain ($HOME/.rustup); passed to the workers vkit starts." },
+  { name = "VKIT_TOOLCHAIN_ROOTS", text = "where this machine keeps a toolchain root an intent declares, as"
+      .. " DECLARED=HERE pairs joined by colons (/opt/rust=/srv/rust): vkit change certify queues the run with each"
+      .. " declared root read from its place here; the SHA-256 pins still decide." },
   { name = "NO_COLOR", text = "set and not empty: no colour on a terminal (there is never colour on a pipe or"
       .. " with --json)." },
   { name = "TMPDIR", text = "where vkit vac unpacks a bundle archive and drafts in private directories; default /tmp." },

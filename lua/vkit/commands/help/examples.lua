@@ -7,7 +7,10 @@ return {
       .. " commit the acceptance list it prints):",
     command = "vkit change intent init --language python --source src/score.py --function score \\\n"
       .. "  --domain 0..99 --observations 0..100 --require 50..99=100" },
-  { text = "Build the request for a candidate commit against the accepted intent:",
+  { text = "In a pull request's CI job: certify HEAD against origin/main's accepted intent in one command, waiting"
+      .. " up to ten minutes; exit 0 means every accepted input was run on both sides and conforms:",
+    command = "vkit change certify --base origin/main --candidate HEAD --timeout 10m" },
+  { text = "The same as a request file; build the request for a candidate commit against the accepted intent:",
     command = "vkit change request --intent DIGEST --base TARGET --candidate CANDIDATE > request.json" },
   { text = "Certify it against the trusted target, waiting up to 60 seconds; exit 0 means every accepted input"
       .. " was run on base and candidate and conforms:",
@@ -15,7 +18,9 @@ return {
   { text = "Wait for a run queued earlier, exiting as the command that queued it would:",
     command = "vkit run wait --run RUN-ID --wait 60" },
   { text = "Write the run's report for a reviewer, as HTML:",
-    command = "vkit run report --run RUN-ID --format html --output report.html" },
+    command = "vkit run report latest --format html --output report.html" },
+  { text = "The same run's findings as SARIF 2.1.0, for code-scanning tools:",
+    command = "vkit run report latest --format sarif --output vkit.sarif" },
   { text = "Run a component's pinned external producer and checker:",
     command = "vkit verify COMPONENT --wait 60" },
   { text = "Verify a VAC (Verifiable Agent Claims) evidence bundle:",
