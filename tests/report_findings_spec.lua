@@ -67,8 +67,20 @@ describe("one findings list per run", function()
   it("finds the line of the function in each language", function()
     assert.equal(4, subject.definition_line("python", reports.BASE, "score"))
     assert.equal(2, subject.definition_line("rust", "use x;\npub fn score(x: u32) -> u32 { x }\n", "score"))
-    assert.equal(3, subject.definition_line("typescript", "//\n\nexport function score(x: number): number {", "score"))
-    assert.is_nil(subject.definition_line("python", "def scores(x):\n", "score"))
+    assert.equal(3, subject.definition_line("typescript",
+      "//\n\nexport function score(x: number): number { return x; }\n", "score"))
+    assert.is_nil(subject.definition_line("python", "def scores(x):\n    return x\n", "score"))
+  end)
+
+  it("takes the line from the syntax tree: a planted look-alike in a comment or string does not move it", function()
+    assert.equal(3, subject.definition_line("typescript",
+      "// function score(x) {}\nconst s = 'function score(';\nexport function score(x: number): number { return x; }\n",
+      "score"))
+    assert.equal(3, subject.definition_line("python", "# def score(x):\nS = 'def score(x):'\ndef score(x):\n    return x\n",
+      "score"))
+    assert.equal(2, subject.definition_line("rust", "// pub fn score(x: u32) -> u32\npub fn score(x: u32) -> u32 { x }\n",
+      "score"))
+    assert.is_nil(subject.definition_line("python", "def score(x:\n", "score"), "a source that does not parse")
     assert.same({ { label = "file", value = "a.py:3" }, { label = "base", value = ("a"):rep(12) } },
       subject.rows { file = "a.py", line = 3, base = ("a"):rep(40) })
   end)

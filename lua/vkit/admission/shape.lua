@@ -38,7 +38,7 @@ function FIND.python(root, source, fn)
         end
       end
       local ret = field(def, "return_type")
-      return { params = params, result = ret and text(ret), exported = true }
+      return { params = params, result = ret and text(ret), exported = true, start = def.start }
     end
   end
 end
@@ -58,7 +58,7 @@ function FIND.rust(root, source, fn)
         if c.kind == "visibility_modifier" then public = text(c) == "pub" end
       end
       local ret = field(item, "return_type")
-      return { params = params, result = ret and text(ret) or "()", exported = public }
+      return { params = params, result = ret and text(ret) or "()", exported = public, start = item.start }
     end
   end
 end
@@ -86,7 +86,8 @@ local function ts_function(node, source, fn)
                             plain = p.kind == "required_parameter" or p.kind == "identifier" }
   end
   local ret = field(value, "return_type")
-  return { params = params, result = ret and text(ret):gsub("^:%s*", ""), exported = false }
+  return { params = params, result = (ret and text(ret):gsub("^:%s*", "")), exported = false,
+    start = decl.start }
 end
 
 function FIND.typescript(root, source, fn)
@@ -99,6 +100,20 @@ function FIND.typescript(root, source, fn)
       return found
     end
   end
+end
+
+--- The 1-based line where `fn` is defined at the top level of source, as
+--  the syntax tree says (a comment or string that looks like a definition
+--  is not one), or nil when it is not there or the source does not parse.
+function M.definition_line(ts, language, source, fn, limits)
+  if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return nil end
+  local tree = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
+  if not tree then return nil end
+  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
+  tree:close()
+  local def = root and not syntax.first_error(root) and FIND[language](root, source, fn)
+  if not def then return nil end
+  return (syntax.position(source, def.start))
 end
 
 local EXPORTED = { rust = "pub", typescript = "exported" }

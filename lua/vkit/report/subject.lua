@@ -12,34 +12,20 @@ local fs = require "vkit.fs"
 local git = require "vkit.git"
 local hash = require "vkit.hash"
 local records = require "vkit.report.records"
+local shape = require "vkit.admission.shape"
+local ts = require "vkit.ts"
+local limits = require("vkit.policy").limits.admission
 
 local M = {}
 
 M.SHORT = 12
 M.SOURCE_CAP = 1 << 20
 
--- A line defining `name` in each language's source (no parser: the
--- binding map names a top-level function, and the line is a pointer for
--- the reviewer, not part of any claim).
-local DEFINITIONS = {
-  python = { "^%s*def%s+NAME%s*%(", "^%s*async%s+def%s+NAME%s*%(" },
-  rust = { "^%s*pub%s+fn%s+NAME%s*[<(]", "^%s*fn%s+NAME%s*[<(]", "^%s*pub%(%w+%)%s+fn%s+NAME%s*[<(]" },
-  typescript = { "function%s+NAME%s*[<(]", "^%s*export%s+const%s+NAME%s*[=:]", "^%s*const%s+NAME%s*[=:]" },
-}
-
---- The 1-based line of the function's definition in source, or nil.
+--- The 1-based line of the function's definition in source, or nil: read
+--  from the syntax tree (vkit.admission.shape), so a comment or a string
+--  that looks like a definition cannot move where a reviewer is pointed.
 function M.definition_line(language, source, name)
-  local patterns = DEFINITIONS[language]
-  if not patterns or type(source) ~= "string" or type(name) ~= "string" then return nil end
-  local escaped = name:gsub("%p", "%%%0")
-  local n = 0
-  for line in (source .. "\n"):gmatch "([^\n]*)\n" do
-    n = n + 1
-    for _, p in ipairs(patterns) do
-      if line:find((p:gsub("NAME", escaped))) then return n end
-    end
-  end
-  return nil
+  return shape.definition_line(ts, language, source, name, limits)
 end
 
 function M.short(id)
