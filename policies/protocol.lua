@@ -21,6 +21,7 @@ return {
     receipt_bytes = 1 * MiB,
     output_cap = 64 * KiB,                      -- each command's combined stdout+stderr
     max_deadline_ms = 3600 * 1000,
+    default_deadline_ms = 60 * 1000,            -- a drafted manifest's command deadline when the author names none
     grace_ms = 2000,
   },
   -- What one manifest or component policy may hold (lua/vkit/protocol/manifest.lua)

@@ -9,7 +9,7 @@ local causes_mod = require "vkit.change.causes"
 
 local M = {}
 
-M.STDERR_TAIL = 16 * 1024  -- of a stderr kept only as a file: its end holds the exception
+M.STDERR_TAIL = require("vkit.policy").report.stderr_tail_bytes
 
 --- One cause as a line.
 function M.line(c)
