@@ -16,6 +16,9 @@ return {
   checker_verdicts = { "accepted", "rejected", "unknown" },
   -- checker verdict (with a valid receipt) -> vkit outcome
   outcomes = { accepted = "PASS", rejected = "BLOCKED", unknown = "BLOCKED" },
+  -- A normalised repository-relative path (vkit.paths): Linux's PATH_MAX,
+  -- so a path vkit accepts can always be opened.
+  max_path_bytes = 4096,
   caps = {
     document_bytes = 1 * MiB,                   -- manifest, component policy, package
     receipt_bytes = 1 * MiB,
