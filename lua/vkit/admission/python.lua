@@ -339,18 +339,9 @@ end
 
 for _, k in ipairs { "integer", "float", "true", "false", "none" } do EXPRESSIONS[k] = function() end end
 
-function EXPRESSIONS.binary_operator(ctx, fn, node)
-  local op = field(node, "operator")
-  if not op or not BINARY[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
-  check_expression(ctx, fn, field(node, "left"))
-  check_expression(ctx, fn, field(node, "right"))
-end
-
-function EXPRESSIONS.unary_operator(ctx, fn, node)
-  local op = field(node, "operator")
-  if not op or not UNARY[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
-  check_expression(ctx, fn, field(node, "argument"))
-end
+local function check_late(ctx, fn, node) return check_expression(ctx, fn, node) end
+EXPRESSIONS.binary_operator = syntax.operator(BINARY, { "left", "right" }, refuse, check_late)
+EXPRESSIONS.unary_operator = syntax.operator(UNARY, { "argument" }, refuse, check_late)
 
 function EXPRESSIONS.not_operator(ctx, fn, node)
   check_expression(ctx, fn, field(node, "argument"))
