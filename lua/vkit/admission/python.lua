@@ -49,11 +49,7 @@ M.language = "python"
 M.BUILTINS = { "abs", "bool", "divmod", "int", "max", "min", "pow", "range", "round", "sum" }
 M.MODULES = { math = { "ceil", "comb", "factorial", "floor", "gcd", "isqrt", "lcm", "perm", "trunc" } }
 
-M.reasons = {
-  too_large = syntax.LIMIT_REASONS.too_large,
-  invalid_utf8 = syntax.LIMIT_REASONS.invalid_utf8,
-  too_many_nodes = syntax.LIMIT_REASONS.too_many_nodes,
-  too_deep = syntax.LIMIT_REASONS.too_deep,
+M.reasons = syntax.reasons {
   syntax_error = "the source does not parse as Python",
   module_code = "only function definitions, constant bindings, docstrings and allowed imports may stand at module "
     .. "level: module code runs at import, beside the code that reports the value",

@@ -188,4 +188,13 @@ M.LIMIT_REASONS = {
   syntax_error = "the source does not parse",
 }
 
+--- A profile's reason table: its own reasons, and the limit reasons it
+--  does not word itself.
+function M.reasons(own)
+  for k, v in pairs(M.LIMIT_REASONS) do
+    if own[k] == nil then own[k] = v end
+  end
+  return own
+end
+
 return M

@@ -46,11 +46,7 @@ M.language = "typescript"
 M.MATH = { "abs", "cbrt", "ceil", "clz32", "floor", "fround", "hypot", "imul", "max", "min", "pow", "round", "sign",
            "sqrt", "trunc" }
 
-M.reasons = {
-  too_large = syntax.LIMIT_REASONS.too_large,
-  invalid_utf8 = syntax.LIMIT_REASONS.invalid_utf8,
-  too_many_nodes = syntax.LIMIT_REASONS.too_many_nodes,
-  too_deep = syntax.LIMIT_REASONS.too_deep,
+M.reasons = syntax.reasons {
   syntax_error = "the source does not parse as TypeScript",
   module_code = "only function declarations and const bindings of constants may stand at module level: module code "
     .. "runs at require, beside the code that reports the value",
