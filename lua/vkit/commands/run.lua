@@ -15,7 +15,6 @@ local store_mod = require "vkit.store"
 local report = require "vkit.report"
 local policy = require("vkit.policy").store
 local named = require "vkit.runs.named"
-local repository = require "vkit.cli.repository"
 local duration = require "vkit.cli.duration"
 
 local COMMON = [[
@@ -335,8 +334,8 @@ return {
     local problem = require("vkit.store.worker").check_options(action, opts)
     if problem then return usage_error(problem, action) end
     -- The project: the Git work tree holding --project (default the current
-    -- directory), as git finds it, so a subdirectory reads the same store.
-    local store, status = cli.open_store(repository.project(opts.project) or opts.project, { create = WRITES[action] or false, store = opts.store,
+    -- directory), as git finds it (cli.open_store), so a subdirectory reads the same store.
+    local store, status = cli.open_store(opts.project, { create = WRITES[action] or false, store = opts.store,
                                                          lease_seconds = opts.lease_seconds })
     if not store then return status end
     -- A store that arrived with a clone, or is a link, is said to be one
