@@ -194,7 +194,7 @@ local STRUCT = { bool = "B", u8 = "B", i8 = "b", u16 = "H", i16 = "h", u32 = "I"
 
 -- A Python expression: whether `v` is exactly a value of `t`.
 local function py_ok(t, v)
-  if t == "bool" then return ("kind(%s) is boolean"):format(v) end
+  if t == "bool" then return ("(kind(%s) is boolean)"):format(v) end
   local info = policy.types[t]
   return ("(kind(%s) is integer and %s <= %s <= %s)"):format(v, info.min, v, info.max)
 end
@@ -293,7 +293,7 @@ local function wide(t) return signature.type(t).bytes == 8 end
 
 -- A JavaScript expression: whether `v` is exactly a value of `t`.
 local function js_ok(t, v)
-  if t == "bool" then return ("typeof %s === 'boolean'"):format(v) end
+  if t == "bool" then return ("(typeof %s === 'boolean')"):format(v) end
   local info = policy.types[t]
   if wide(t) then
     return ("(typeof %s === 'bigint' && %s >= %sn && %s <= %sn)"):format(v, v, info.min, v, info.max)
