@@ -133,6 +133,8 @@ describe("domains", function()
     assert.equal("syntax", code_of(domain.parse, sig, "x 0,flag=true,n=1"))
     assert.equal("syntax", code_of(domain.parse, sig, ""))
     assert.equal("range", code_of(domain.parse, sig, "x=0..128,flag=true,n=1"))
+    assert.equal("duplicate-param", code_of(domain.product, sig, { domain.whole "i8", x = domain.whole "i8",
+                                                                   flag = domain.whole "bool", n = domain.whole "u64" }))
     assert.equal("type-mismatch", code_of(domain.product, sig, { x = domain.whole "u8", flag = domain.whole "bool",
                                                                  n = domain.whole "u64" }))
     local d = assert(domain.product(sig, { x = domain.whole "i8", flag = domain.whole "bool",
@@ -169,6 +171,15 @@ describe("boxes and standing requirements", function()
     local one = sig_of({ "year:u16" }, "bool")
     assert.equal("year=1900|2100 -> false", domain.requirement_text(one, assert(domain.parse_requirement(one,
       "year=2100|1900 -> false"))))
+  end)
+
+  it("read an observation universe: one set per result component", function()
+    local universe = assert(domain.parse_outputs(sig, "*;0..100|4294967295"))
+    assert.equal("*; 0..100|4294967295", domain.outputs_text(universe))
+    assert.is_true(domain.allows(sig, universe, { false, 4294967295 }))
+    assert.is_false(domain.allows(sig, universe, { false, 101 }))
+    assert.equal("arity", code_of(domain.parse_outputs, sig, "*"))
+    assert.equal("range", code_of(domain.parse_outputs, sig, "*; 4294967296"))
   end)
 
   it("name what is wrong in a requirement", function()
