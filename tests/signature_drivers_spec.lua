@@ -236,6 +236,42 @@ describe("multi-parameter drivers, run for real", function()
     end)
   end)
 
+  it("at most the policy's cause lines: distinct causes past them are one `more` line", function()
+    local sig = sig_of({ "a:u8", "b:bool" }, "u8")
+    local src = { rust = "pub fn boom(a: u8, b: bool) -> u8 { if b { a } else { panic!(\"boom {}\", a) } }\n",
+                  python = "def boom(a, b):\n    if b:\n        return a\n    raise ValueError('boom %d' % a)\n",
+                  typescript = "exports.boom = (a, b) => { if (b) return a; throw new Error('boom ' + a); };\n" }
+    local inputs = { { 200, true } }
+    for a = 1, 10 do inputs[#inputs + 1] = { a, false } end
+    local lines = require("vkit.policy").change.causes.lines
+    each_language(function(language)
+      local got, err = observe(build(dir, language, sig, src[language], "boom"), sig, inputs)
+      assert.same({ value = 200 }, got[1])
+      for i = 2, 11 do assert.same({ marker = "raise" }, got[i]) end
+      local seen = {}
+      for line in err:gmatch "[^\n]+" do seen[#seen + 1] = line end
+      assert.equal(lines, #seen, language .. ": " .. err)
+      assert.matches("^vkit driver: raise 1 1,false .*boom 1", seen[1])
+      assert.matches("^vkit driver: raise 1 7,false .*boom 7", seen[lines - 1])
+      assert.equal(("vkit driver: more %d 0 -"):format(10 - (lines - 1)), seen[lines])
+    end)
+  end)
+
+  it("python: builtins a candidate replaces at import do not move answers; its stdout is a protocol failure", function()
+    if not TOOLS.python then return pending "python3.11" end
+    local sig = sig_of({ "a:u8", "b:u8" }, "u8")
+    local inputs = { { 1, 2 }, { 3, 4 }, { 5, 6 } }
+    local tamper = "import builtins\nbuiltins.enumerate = lambda xs: reversed(list(zip(range(len(xs)), xs)))\n"
+      .. "builtins.type = lambda v: int\nbuiltins.len = lambda v: 0\ndef add(a, b):\n    return a + b\n"
+    assert.same({ { value = 3 }, { value = 7 }, { value = 11 } },
+      observe(build(dir, "python", sig, tamper, "add", "tamper"), sig, inputs))
+    local code, out = build(dir, "python", sig, "print('1,2 99')\ndef add(a, b):\n    return a + b\n", "add", "print")(inputs)
+    assert.equal(0, code)
+    local ok, _, why = sd.parse(sig, out, inputs)
+    assert.is_nil(ok)
+    assert.equal("wrong-input", why)  -- its look-alike line takes input 1's place; the driver's own is then out of order
+  end)
+
   it("a missing function is !raise for every input, named once", function()
     local sig = sig_of({ "a:u8", "b:u8" }, "u8")
     for _, language in ipairs { "python", "typescript" } do

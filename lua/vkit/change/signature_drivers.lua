@@ -236,7 +236,7 @@ def check(y, kind=type, integer=int, boolean=bool, sequence=tuple, size=len):
 %s
     return None
 def main(write=os.write, exit=os._exit, size=len, flush=sys.stdout.flush, has=hasattr,
-         records=struct.iter_unpack, join=b",".join):
+         records=struct.iter_unpack, join=b",".join, pairs=enumerate):
     data = sys.stdin.buffer.read()
     if not data or size(data) %% %d:
         exit(3)
@@ -251,7 +251,7 @@ def main(write=os.write, exit=os._exit, size=len, flush=sys.stdout.flush, has=ha
     candidate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(candidate)
     lines, causes, missing = [], {}, not has(candidate, %s)
-    for i, x in enumerate(xs):
+    for i, x in pairs(xs):
         s = shown_all[i]
         if missing:
             lines.append(s + b" !raise\n")
