@@ -399,8 +399,8 @@ local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" 
 --- The driver file name and source for a side: `path` is the captured
 --  module (the compiled one for TypeScript) as the side's processes see it.
 function M.driver(language, sig, path, fn)
-  local make = assert(M[language] and FILES[language] and M[language], "unknown language")
-  return FILES[language], make(sig, path, fn)
+  assert(FILES[language], "unknown language")
+  return FILES[language], M[language](sig, path, fn)
 end
 
 --- Parses a batch's stdout against the inputs it was given, in order.
