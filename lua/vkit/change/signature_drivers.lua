@@ -116,6 +116,42 @@ local RUST_CAUSES = rewrite(rewrite(causes.rust, "u64, u32%)", "u64, String)", 2
 local PYTHON_CAUSES = rewrite(rewrite(causes.python, "%%s %%d %%d %%s\" %% %(kind, count, first,",
   "%%s %%d %%s %%s\" %% (kind, count, first,", 1), "len%(items%) %- i, 0%)", "len(items) - i, b\"0\")", 1)
 
+-- The one write of all lines at the end, per language.
+-- TODO(lead): identical to vkit.change.batch_drivers's RUST_WRITE, PY_WRITE
+-- and TS_WRITE (local there); use those once they are shared.
+local RUST_WRITE = [==[
+    flush_causes(&causes);
+    let mut stdout = std::io::stdout();
+    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
+        std::process::exit(5);
+    }
+}
+]==]
+local PY_WRITE = [[
+    flush_causes(causes)
+    out = b"".join(lines)
+    flush()
+    while out:
+        try:
+            out = out[write(1, out):]
+        except OSError:
+            exit(5)
+    exit(0)
+main()
+]]
+local TS_WRITE = [[
+flushCauses(causes);
+const bytes = bytesOf(out);
+let off = 0;
+while (off < bytes.length) {
+  try {
+    off += writeSync(1, bytes, off, bytes.length - off);
+  } catch (e) {
+    if (e.code !== 'EAGAIN') exit(5);
+  }
+}
+]]
+
 -- Rust ------------------------------------------------------------------
 
 local function rust_decode(t, offset)
@@ -176,16 +212,10 @@ fn main() {
             }
         }
     }
-    flush_causes(&causes);
-    let mut stdout = std::io::stdout();
-    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
-        std::process::exit(5);
-    }
-}
-]==]):format(drivers.literal(module_path), RUST_CAUSES, offset, table.concat(types, ", "), offset, offset,
+%s]==]):format(drivers.literal(module_path), RUST_CAUSES, offset, table.concat(types, ", "), offset, offset,
     table.concat(decode, ", "), M.line_bound(sig), table.concat(args, ", "), table.concat(fmt, ","),
     table.concat(args, ", "), ret, identifier(fn), table.concat(args, ", "), pattern, table.concat(rfmt, ","),
-    table.concat(results, ", "))
+    table.concat(results, ", "), RUST_WRITE)
 end
 
 -- Python ----------------------------------------------------------------
@@ -269,19 +299,9 @@ def main(write=os.write, exit=os._exit, size=len, flush=sys.stdout.flush, has=ha
             note(causes, b"range", problem, s)
         else:
             lines.append(s + b" " + %s + b"\n")
-    flush_causes(causes)
-    out = b"".join(lines)
-    flush()
-    while out:
-        try:
-            out = out[write(1, out):]
-        except OSError:
-            exit(5)
-    exit(0)
-main()
-]]):format(PYTHON_CAUSES, table.concat(check, "\n"), record_bytes(sig), fmt,
+%s]]):format(PYTHON_CAUSES, table.concat(check, "\n"), record_bytes(sig), fmt,
     #bools > 0 and table.concat(bools, " or ") or "False", table.concat(args, ", "),
-    drivers.literal(module_path), json.encode(identifier(fn)), drivers.py_bytes(fn), fn, result)
+    drivers.literal(module_path), json.encode(identifier(fn)), drivers.py_bytes(fn), fn, result, PY_WRITE)
 end
 
 -- TypeScript ------------------------------------------------------------
@@ -379,19 +399,9 @@ for (let i = 0; i < xs.length; i++) {
     note(causes, 'range', problem, s);
   } else out += s + ' ' + %s + '\n';
 }
-flushCauses(causes);
-const bytes = bytesOf(out);
-let off = 0;
-while (off < bytes.length) {
-  try {
-    off += writeSync(1, bytes, off, bytes.length - off);
-  } catch (e) {
-    if (e.code !== 'EAGAIN') exit(5);
-  }
-}
-]]):format(offset, offset, table.concat(checks, "\n"), table.concat(decode, ", "), causes.typescript,
+%s]]):format(offset, offset, table.concat(checks, "\n"), table.concat(decode, ", "), causes.typescript,
     table.concat(check, "\n"), drivers.literal(compiled_path), json.encode(identifier(fn)), json.encode(fn), fn,
-    table.concat(args, ", "), table.concat(result, " + ',' + "))
+    table.concat(args, ", "), table.concat(result, " + ',' + "), TS_WRITE)
 end
 
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
