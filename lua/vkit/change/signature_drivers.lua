@@ -30,6 +30,7 @@
 -- another signature does not build.
 local drivers = require "vkit.change.drivers"
 local causes = require "vkit.change.driver_causes"
+local batch_end = require "vkit.change.batch_end"
 local signature = require "vkit.change.signature"
 local json = require "vkit.json"
 local policy = require("vkit.policy").signatures
@@ -101,57 +102,6 @@ local function identifier(fn)
   return fn
 end
 
--- The cause helpers with FIRST an input's text instead of a u32.
--- TODO(lead): the shared fragments of vkit.change.driver_causes type FIRST
--- as a u32 (Rust's note/flush_causes, Python's cause "%d"); when they are
--- factored, parametrise FIRST's type and drop these rewrites.  Each rewrite
--- asserts how many places it changed, so a change of the fragment fails here
--- at load, never silently.
-local function rewrite(text, pattern, replacement, count)
-  local out, n = text:gsub(pattern, replacement)
-  assert(n == count, "vkit.change.driver_causes changed: rewrite of " .. pattern)
-  return out
-end
-local RUST_CAUSES = rewrite(rewrite(causes.rust, "u64, u32%)", "u64, String)", 2), "x: u32%)", "x: String)", 1)
-local PYTHON_CAUSES = rewrite(rewrite(causes.python, "%%s %%d %%d %%s\" %% %(kind, count, first,",
-  "%%s %%d %%s %%s\" %% (kind, count, first,", 1), "len%(items%) %- i, 0%)", "len(items) - i, b\"0\")", 1)
-
--- The one write of all lines at the end, per language.
--- TODO(lead): identical to vkit.change.batch_drivers's RUST_WRITE, PY_WRITE
--- and TS_WRITE (local there); use those once they are shared.
-local RUST_WRITE = [==[
-    flush_causes(&causes);
-    let mut stdout = std::io::stdout();
-    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
-        std::process::exit(5);
-    }
-}
-]==]
-local PY_WRITE = [[
-    flush_causes(causes)
-    out = b"".join(lines)
-    flush()
-    while out:
-        try:
-            out = out[write(1, out):]
-        except OSError:
-            exit(5)
-    exit(0)
-main()
-]]
-local TS_WRITE = [[
-flushCauses(causes);
-const bytes = bytesOf(out);
-let off = 0;
-while (off < bytes.length) {
-  try {
-    off += writeSync(1, bytes, off, bytes.length - off);
-  } catch (e) {
-    if (e.code !== 'EAGAIN') exit(5);
-  }
-}
-]]
-
 -- Rust ------------------------------------------------------------------
 
 local function rust_decode(t, offset)
@@ -212,10 +162,10 @@ fn main() {
             }
         }
     }
-%s]==]):format(drivers.literal(module_path), RUST_CAUSES, offset, table.concat(types, ", "), offset, offset,
+%s]==]):format(drivers.literal(module_path), causes.text_first.rust, offset, table.concat(types, ", "), offset, offset,
     table.concat(decode, ", "), M.line_bound(sig), table.concat(args, ", "), table.concat(fmt, ","),
     table.concat(args, ", "), ret, identifier(fn), table.concat(args, ", "), pattern, table.concat(rfmt, ","),
-    table.concat(results, ", "), RUST_WRITE)
+    table.concat(results, ", "), batch_end.rust)
 end
 
 -- Python ----------------------------------------------------------------
@@ -299,9 +249,9 @@ def main(write=os.write, exit=os._exit, size=len, flush=sys.stdout.flush, has=ha
             note(causes, b"range", problem, s)
         else:
             lines.append(s + b" " + %s + b"\n")
-%s]]):format(PYTHON_CAUSES, table.concat(check, "\n"), record_bytes(sig), fmt,
+%s]]):format(causes.text_first.python, table.concat(check, "\n"), record_bytes(sig), fmt,
     #bools > 0 and table.concat(bools, " or ") or "False", table.concat(args, ", "),
-    drivers.literal(module_path), json.encode(identifier(fn)), drivers.py_bytes(fn), fn, result, PY_WRITE)
+    drivers.literal(module_path), json.encode(identifier(fn)), drivers.py_bytes(fn), fn, result, batch_end.python)
 end
 
 -- TypeScript ------------------------------------------------------------
@@ -399,9 +349,9 @@ for (let i = 0; i < xs.length; i++) {
     note(causes, 'range', problem, s);
   } else out += s + ' ' + %s + '\n';
 }
-%s]]):format(offset, offset, table.concat(checks, "\n"), table.concat(decode, ", "), causes.typescript,
+%s]]):format(offset, offset, table.concat(checks, "\n"), table.concat(decode, ", "), causes.text_first.typescript,
     table.concat(check, "\n"), drivers.literal(compiled_path), json.encode(identifier(fn)), json.encode(fn), fn,
-    table.concat(args, ", "), table.concat(result, " + ',' + "), TS_WRITE)
+    table.concat(args, ", "), table.concat(result, " + ',' + "), batch_end.typescript)
 end
 
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
