@@ -41,4 +41,29 @@ return {
   -- sides and two passes fit the seed's 128-invocation budget with room for
   -- builds and split batches.
   batch_inputs = 1 << 16,
+  -- Combined stdout+stderr kept per driver invocation of this profile (the
+  -- seed's 64 KiB, policies/limits.lua paired.output_cap, cannot hold 2^16
+  -- lines).  A full batch of the longest lines is 2^16 x 168 bytes =
+  -- 10.5 MiB; 12 MiB holds it and the stderr reserve below, so a batch
+  -- only splits when the candidate itself writes.  The method keeps the
+  -- seed's invocation budget and deadline (policies/limits.lua paired).
+  output_cap = 12 * 1024 * 1024,
+  -- Of each invocation's output cap, left for stderr (the candidate's own
+  -- writes and the driver's cause lines): the seed's reserve
+  -- (policies/change.lua exhaustive.stderr_reserve_bytes) for the same reason.
+  stderr_reserve_bytes = 4 * 1024,
+  -- Standing requirements of one intent and guards of one difference
+  -- policy.  Every input is judged against every box that may contain it:
+  -- 2^20 inputs x (16 + 16) box tests stay within seconds in Lua.
+  max_requirements = 16,
+  max_guards = 16,
+  -- Bytes of one set's text (`0..9|20|30..39`) in a contract or a
+  -- difference policy: 4 KiB is a few hundred ranges, more than a
+  -- reviewer reads, and bounds the work of parsing one document.
+  max_set_text = 4096,
+  -- A contract's accepted inputs may exceed exhaustive_inputs (a claim
+  -- about more inputs than can be run is still a claim); the exhaustive
+  -- method then refuses it by name (`exhaustive-cap`) and no method
+  -- certifies it.  Above this the contract itself is refused.
+  contract_inputs = 1 << 40,
 }

@@ -66,8 +66,14 @@ local function binding_language(repo, bound)
 end
 
 --- The methods to run for a request, or nil and the reason the requested
---  method cannot run (a blocked shadow job).  kani_pin: the decoded pin or nil.
-function M.plan(method, language, kani_pin)
+--  method cannot run (a blocked shadow job).  kani_pin: the decoded pin or
+--  nil; multi: the intent is of the multi-parameter profile.
+function M.plan(method, language, kani_pin, multi)
+  -- the multi-parameter profile (issue 34): only exhaustive checks it yet
+  if multi then
+    if method == "auto" or method == "exhaustive" then return { "exhaustive" } end
+    return nil, "unsupported_profile", method .. " does not check the multi-parameter profile yet: use exhaustive or auto"
+  end
   local rust_native = language == "rust" and M.native_x86_64_linux()
   local pin_ok, pin_problem = M.closed_format_pin(kani_pin)
   if method == "auto" then
@@ -149,7 +155,8 @@ function M.run(payload, ctx)
   summary.target = bound.target.commit
   summary.candidate = bound.candidate.commit
 
-  local plan, reason, why = M.plan(payload.method, binding_language(repo, bound), payload.kani_toolchain)
+  local plan, reason, why = M.plan(payload.method, binding_language(repo, bound), payload.kani_toolchain,
+    bound.intent.contract.profile == "multi")
   if not plan then
     summary.blocked = { stage = "method", reason = reason, message = why }
     return finish("blocked")

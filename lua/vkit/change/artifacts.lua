@@ -5,6 +5,7 @@
 -- binding map:        { "schema_version": 1, "language": "rust"|"python"|"typescript",
 --                       "source": "<repo path of the module>", "function": "<name>" }
 -- codec:              { "schema_version": 1, "input": "u32-le", "output": "decimal-u32-line" }
+--                     (schema_version 2: the multi-parameter profile's, vkit.change.multi.codec)
 -- observation policy: { "schema_version": 1, "repetitions": 2, "selection": "spread"|"ascending",
 --                       "max_inputs": n, "shrink_limit": n, "process_deadline_ms": n }
 -- environment model:  { "schema_version": 1, "env": { "NAME": "value", ... },
@@ -58,6 +59,10 @@ M.schemas = {
 function M.parse(name, bytes)
   local doc, message, code = json.decode(bytes)
   if doc == nil then return nil, ("the %s is not valid JSON: %s"):format(name:gsub("_", " "), message), code end
+  -- a codec of schema_version 2 is the multi-parameter profile's (issue 34)
+  if name == "codec" and json.kind(doc) == "object" and doc.schema_version == 2 then
+    return require("vkit.change.multi.codec").check(doc)
+  end
   local ok, err = S.check(M.schemas[name], doc)
   if not ok then
     return nil, ("the %s does not fit the paired-execution profile: %s"):format(name:gsub("_", " "), S.explain(err)),

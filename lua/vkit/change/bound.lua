@@ -57,7 +57,9 @@ end
 local function fingerprint(b)
   local guards = json.array()
   for i, g in ipairs(b.difference_policy.guards) do
-    guards[i] = { name = g.name, inputs = ranges.to_json(g.inputs), outputs = ranges.to_json(g.outputs) }
+    -- a guard over a box is the multi-parameter profile's (issue 34)
+    guards[i] = g.box and require("vkit.change.multi.differences").guard_json(b.intent.contract.sig, g)
+      or { name = g.name, inputs = ranges.to_json(g.inputs), outputs = ranges.to_json(g.outputs) }
   end
   return json.digest { bound = M.to_json(b), digest = b.digest, contract = contract.to_json(b.intent.contract),
                        guards = guards }

@@ -15,6 +15,11 @@
 -- domain is the input set plus the three artifact hashes (codec,
 -- observation policy, environment model): a claim about other inputs or
 -- another encoding is a claim about something else.
+--
+-- A contract whose "signature" is an object is the multi-parameter
+-- profile's (issue 34): normalize() hands it to vkit.change.multi.contract,
+-- whose normal form says profile = "multi", and every function below
+-- hands such a normal form there too.  The seed's path is unchanged.
 local json = require "vkit.json"
 local S = require "vkit.schema"
 local ranges = require "vkit.change.ranges"
@@ -39,11 +44,19 @@ M.schema = S.object {
 
 M.DOMAIN_HASHES = { "codec_sha256", "observation_policy_sha256", "environment_model_sha256" }
 
+-- The multi-parameter profile's module for a normal form of it, else nil.
+local function multi(c)
+  return type(c) == "table" and c.profile == "multi" and require "vkit.change.multi.contract" or nil
+end
+
 --- Validates and normalises a decoded contract.  Returns the normal form
 --  {signature, domain = {inputs = ranges, <hashes>}, observations = ranges,
 --  requirements = {{inputs, outputs}, ...}} or nil, message, code.
 function M.normalize(doc, what)
   what = what or "contract"
+  if json.kind(doc) == "object" and json.kind(doc.signature) == "object" then
+    return require("vkit.change.multi.contract").normalize(doc, what)
+  end
   local ok, err = S.check(M.schema, doc)
   if not ok then return nil, ("%s: %s"):format(what, S.explain(err)), "contract-invalid" end
   local max = limits.relational.max_domain
@@ -82,6 +95,7 @@ end
 
 --- The JSON value of a normal form (what digests are computed over).
 function M.to_json(c)
+  if multi(c) then return multi(c).to_json(c) end
   local requirements = json.array()
   for i, r in ipairs(c.requirements) do
     requirements[i] = { inputs = ranges.to_json(r.inputs), outputs = ranges.to_json(r.outputs) }
@@ -95,6 +109,7 @@ end
 --- The document form of a normal form (sets as {from, to} objects): a
 --  contract that claims exactly what `c` says.
 function M.to_document(c)
+  if multi(c) then return multi(c).to_document(c) end
   local function set(r)
     local out = json.array()
     for i, span in ipairs(r) do out[i] = { from = span[1], to = span[2] } end
@@ -119,6 +134,7 @@ end
 --- Whether a normal-form contract can be satisfied at all: a non-empty
 --  domain where every input has at least one legal output.
 function M.check_satisfiable(c, what)
+  if multi(c) then return multi(c).check_satisfiable(c, what) end
   if ranges.count(c.domain.inputs) == 0 or ranges.count(c.observations) == 0 then
     return nil, ("%s has an empty domain: there is nothing to accept"):format(what), "empty-intent-domain"
   end
@@ -133,6 +149,8 @@ end
 --- Whether `claim` covers every legal input and output of `intent` on the
 --  same semantic domain (so the intent entails the claim).
 function M.covers(claim, intent)
+  local profile = multi(intent) or multi(claim)
+  if profile then return profile.covers(claim, intent) end
   if not ranges.equal(claim.domain.inputs, intent.domain.inputs) then
     return nil, "the claim's input domain differs from the accepted intent's: claim exactly the intent's inputs",
       "claim-domain-changed"

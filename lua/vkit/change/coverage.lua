@@ -12,11 +12,16 @@
 local M = {}
 
 function M.statement(c)
+  if c.inputs then
+    return ("checked %d of %d accepted inputs (%s: %s)"):format(c.checked, c.accepted, c.method, c.inputs)
+  end
   return ("checked %d of %d accepted inputs (%s)"):format(c.checked, c.accepted, c.method)
 end
 
-function M.record(method, checked, accepted, scope)
-  local c = { method = method, checked = checked, accepted = accepted, scope = scope }
+--- inputs (optional): the accepted inputs in words, for a domain of several
+--  parameters ("x in -5..5, flag in *"), so the sentence says which.
+function M.record(method, checked, accepted, scope, inputs)
+  local c = { method = method, checked = checked, accepted = accepted, scope = scope, inputs = inputs }
   c.statement = M.statement(c)
   return c
 end

@@ -26,6 +26,8 @@ M.schema = S.object {
 --- Parses policy bytes for the intent `digest` whose domain is `domain`
 --  (ranges): {guards = {{name, inputs, outputs}, ...}} or nil, message, code.
 function M.parse(bytes, digest, domain)
+  -- an intent of the multi-parameter profile: its domain is a product (issue 34)
+  if domain.sig then return require("vkit.change.multi.differences").parse(bytes, digest, domain) end
   local doc, message, code = json.decode(bytes)
   if doc == nil then return nil, "difference policy is not valid JSON: " .. message, code end
   local ok, err = S.check(M.schema, doc)

@@ -272,6 +272,8 @@ end
 --  Returns {status, reason, report = REPORT, coverage, cuts, budget, record}.
 function M.run(bound, opts)
   assert(bound_mod.genuine(bound))
+  -- the multi-parameter profile (issue 34) has its own method
+  if bound.intent.contract.profile == "multi" then return require("vkit.change.multi.exhaustive").run(bound, opts) end
   if opts.sampled and not (type(opts.sampled.binding) == "table"
       and opts.sampled.binding.request_digest == bound.request.digest
       and opts.sampled.binding.intent_digest == bound.intent.digest) then

@@ -11,6 +11,7 @@ local intent = require "vkit.change.intent"
 local request = require "vkit.change.request"
 local contract = require "vkit.change.contract"
 local differences = require "vkit.change.differences"
+local codec = require "vkit.change.multi.codec"
 local bound = require "vkit.change.bound"
 local policy = require("vkit.policy").change
 
@@ -158,6 +159,10 @@ function M.preflight(project, request_input, trusted_target)
   local artifacts
   artifacts, pmessage, pcode = check_artifacts(repo, revision, target.id, candidate.id)
   if not artifacts then return nil, pmessage, pcode end
+  -- the codec describes the contract's function (issue 34: a codec names its signature)
+  local codec_blob = read_blob(repo, target.id, artifacts.codec.path, policy.caps.artifact_bytes)
+  ok, pmessage, pcode = codec.matches(revision.contract, codec_blob.bytes)
+  if not ok then return nil, pmessage, pcode end
   local difference
   difference, pmessage, pcode = check_difference_policy(repo, revision, target.id, candidate.id)
   if not difference then return nil, pmessage, pcode end

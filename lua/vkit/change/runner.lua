@@ -23,7 +23,9 @@ local Runner = {}
 Runner.__index = Runner
 
 --- opts = {dir, ctx = {run_process, cancelled}, deadline_at (monotonic ms),
---  progress, max_invocations (<= the policy's)}
+--  progress, max_invocations (<= the policy's), output_cap (a profile's
+--  own per-invocation cap from policies/, e.g. signatures.output_cap;
+--  default the seed's paired.output_cap)}
 function M.new(opts)
   assert(type(opts.deadline_at) == "number", "a runner needs a deadline (deadline_at)")
   local max = math.min(opts.max_invocations or limits.max_invocations, limits.max_invocations)
@@ -34,6 +36,7 @@ function M.new(opts)
     deadline_at = math.min(opts.deadline_at, sys.monotonic_ms() + limits.deadline_ms),
     progress = opts.progress or function() end,
     max_invocations = max,
+    output_cap = opts.output_cap or limits.output_cap,
     invocations = 0,
     records = json.array(),
     retained = {},      -- relative path -> sha256
@@ -110,7 +113,7 @@ function Runner:launch(label, spec, deadline_ms, how)
   end
   self.invocations = self.invocations + 1
   spec.deadline_ms = math.max(1, math.min(deadline_ms, remaining))
-  spec.output_cap = limits.output_cap
+  spec.output_cap = self.output_cap
   local n = self.invocations
   local base = ("invocations/%03d"):format(n)
   local stdin = json.null
@@ -199,7 +202,7 @@ end
 
 --- The limits as a report records them.
 function Runner:limits()
-  return { max_invocations = self.max_invocations, output_cap = limits.output_cap, deadline_ms = limits.deadline_ms }
+  return { max_invocations = self.max_invocations, output_cap = self.output_cap, deadline_ms = limits.deadline_ms }
 end
 
 --- The fields every native method report starts with.

@@ -1,0 +1,390 @@
+--- The exhaustive method for the multi-parameter profile (issue 34): every
+-- accepted input of the product domain, run natively on base and
+-- candidate, judged by the seed's rules over tuples (vkit.change.multi.assess).
+-- vkit.change.exhaustive hands a bound request of this profile here.
+--
+-- Inputs are their INDEX in the domain's enumeration (0 .. N-1,
+-- vkit.change.domain.at: the last parameter fastest), so batches, orders
+-- and listings are the seed's over a contiguous range; an index becomes a
+-- tuple only to encode a driver's stdin and to name an input in a finding.
+-- A result is its canonical text.
+--
+-- As the seed's method: both sides captured and built once, exactly as
+-- for paired execution (vkit.change.sides: pinned tools, closed
+-- environment, the sandbox); the batch drivers of
+-- vkit.change.signature_drivers read every input before loading the
+-- candidate; each batch runs on each side at least twice in fresh
+-- processes, ascending and in a run-id-derived order
+-- (vkit.change.batches.order); outcomes that differ between passes make an
+-- input undecided (unstable), never conforming.
+--
+-- Limits (policies/signatures.lua): at most exhaustive_inputs inputs (above
+-- it the method refuses by name, `exhaustive-cap`, status unknown: nothing
+-- is run and nothing is certified); batch_inputs inputs per invocation,
+-- fewer when the longest line times the batch would pass the profile's
+-- own output_cap less its stderr reserve; the seed's invocation budget and
+-- deadline (policies/limits.lua paired).  2^20 inputs are 16 batches, so
+-- two sides and two passes are 64 invocations plus two builds.
+--
+-- Not yet (docs/change.md): admission of this profile's sources is another
+-- piece of work, so both sides are recorded as not admitted (rule
+-- admission-profile-pending) and a conforming candidate ends
+-- unadmitted_conform unless the host trusts it; and every input of a batch
+-- runs in one process (batch mode), where state may carry from one input
+-- to the next: the report's semantics and not-established lines say so.
+local boot = require "vkit.boot"
+local json = require "vkit.json"
+local fs = require "vkit.fs"
+local sys = require "vkit.sys"
+local batches = require "vkit.change.batches"
+local toolchain = require "vkit.change.toolchain"
+local runner_mod = require "vkit.change.runner"
+local sides_mod = require "vkit.change.sides"
+local coverage = require "vkit.change.coverage"
+local runs = require "vkit.change.runs"
+local domain = require "vkit.change.domain"
+local signature = require "vkit.change.signature"
+local signature_drivers = require "vkit.change.signature_drivers"
+local massess = require "vkit.change.multi.assess"
+local admission = require "vkit.change.multi.admission"
+local limits = require("vkit.policy").limits.paired
+local cfg = require("vkit.policy").change.exhaustive
+local policy = require("vkit.policy").signatures
+
+local M = {}
+
+M.REPORT = "exhaustive-report.v1.json"
+M.SEMANTICS = "batch: one process per batch calls the function once per input, in the order given; the "
+  .. "multi-parameter profile has no fresh-per-input drivers yet, so state the candidate keeps between calls is "
+  .. "not excluded"
+
+local SIDES = sides_mod.SIDES
+
+function M.runner_identity()
+  return { runner = "vkit-exhaustive-multi", vkit_version = boot.version,
+           vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
+           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/admission",
+                                            "signature_drivers", "signature", "domain", "batches", "runner", "sides",
+                                            "toolchain", "artifacts" } }
+end
+
+--- Inputs per invocation for a signature: the policy's batch, fewer when
+--  its longest lines would not fit the output cap less the stderr reserve.
+function M.batch_size(sig)
+  local fit = (policy.output_cap - policy.stderr_reserve_bytes) // signature_drivers.line_bound(sig)
+  return math.max(1, math.min(policy.batch_inputs, fit))
+end
+
+--- "x in -5..5, flag in *": the accepted inputs in words.
+function M.inputs_text(d)
+  local parts = {}
+  for i, p in ipairs(d.sig.params) do parts[i] = p.name .. " in " .. domain.set_text(d.sets[i]) end
+  return table.concat(parts, ", ")
+end
+
+--- "clamp(x=7, lo=3, hi=-2)": an input with every parameter named.
+function M.call_text(fn, sig, tuple)
+  local parts = {}
+  for i, p in ipairs(sig.params) do parts[i] = p.name .. "=" .. signature.text(p.type, tuple[i]) end
+  return fn .. "(" .. table.concat(parts, ", ") .. ")"
+end
+
+--- "clamp(x=0..9, lo=3, hi=-2)": a box with every parameter named.
+function M.box_call(fn, sig, box)
+  local parts = {}
+  for i, p in ipairs(sig.params) do parts[i] = p.name .. "=" .. domain.set_text(box[i]) end
+  return fn .. "(" .. table.concat(parts, ", ") .. ")"
+end
+
+-- ---------------------------------------------------------------------
+-- Running batches.  keys[side][pass][index + 1] = a result's text, "!raise",
+-- "!range", or "~" and why the process returned nothing for the input.
+
+-- Runs one batch (indexes first .. last) in every pass on both sides.
+-- Returns nil when it ran, "split" when an output reached the cap, or the
+-- reason to stop.
+local function run_batch(runner, setup, d, batch, passes, run_id, keys)
+  local sig, first = d.sig, batch.inputs[1]
+  local tuples = {}
+  for i, x in ipairs(batch.inputs) do tuples[i] = domain.at(d, x) end
+  local staged = {}
+  local function commit()
+    for _, st in ipairs(staged) do keys[st.side][st.pass][st.x + 1] = st.key end
+  end
+  for pass = 1, passes do
+    local order = batches.order(batch.inputs, run_id, batch.index, pass)
+    local ordered = {}
+    for i, x in ipairs(order) do ordered[i] = tuples[x - first + 1] end
+    local bytes = signature_drivers.encode_inputs(sig, ordered)
+    for _, s in ipairs(SIDES) do
+      local spec = toolchain.run_spec(setup.binding.language, setup, setup.sides[s], bytes)
+      runner.progress(("exhaustive: batch %s (%d inputs, %d..%d) pass %d %s"):format(batch.index, #order,
+        first, batch.inputs[#batch.inputs], pass, s))
+      local result, why = runner:launch(("batch %s pass %d %s"):format(batch.index, pass, s), spec,
+        math.max(1, runner:remaining_ms()), { stdin_file = true })
+      if not result then commit() return why end
+      local st = result.status
+      if st == "pin-mismatch" or st == "launch-failed" then
+        runner:problem("infrastructure_failure", st, result.message or st)
+        return st
+      end
+      if st == "cancelled" then commit() return "cancelled" end
+      if st == "timeout" then commit() return "deadline" end
+      local function stage_all(key)
+        for _, x in ipairs(order) do staged[#staged + 1] = { side = s, pass = pass, x = x, key = key } end
+      end
+      if st == "output-capped" then
+        if #batch.inputs > 1 then return "split" end
+        stage_all("~output-capped")
+      elseif st == "exited" and result.code == 0 then
+        local parsed, problem = signature_drivers.parse(sig, result.stdout or "", ordered)
+        if not parsed then
+          runner:problem("infrastructure_failure", "protocol",
+            ("the %s batch driver's output for batch %s is not one line per input: %s"):format(s, batch.index, problem))
+          return "protocol"
+        end
+        for i, x in ipairs(order) do
+          local o = parsed[i]
+          staged[#staged + 1] = { side = s, pass = pass, x = x,
+                                  key = o.marker and ("!" .. o.marker) or signature.result_text(sig, o.value) }
+        end
+      elseif st == "exited" and (result.code == 3 or result.code == 5 or result.code == 6) then
+        runner:problem("infrastructure_failure", "protocol",
+          ("the %s batch driver reported a protocol failure (exit %d)"):format(s, result.code))
+        return "protocol"
+      else
+        -- The whole process failed (the module raised on import, a crash).
+        stage_all(("~process %s %s"):format(st, tostring(result.code or result.signal or "")))
+      end
+    end
+  end
+  commit()
+  return nil
+end
+
+-- The domain's indexes as consecutive ascending batches of `size`.
+local function plan(total, size)
+  local out = {}
+  for start = 0, total - 1, size do
+    local inputs = {}
+    for x = start, math.min(total, start + size) - 1 do inputs[#inputs + 1] = x end
+    out[#out + 1] = { index = #out + 1, inputs = inputs }
+  end
+  return out
+end
+
+local function run_batches(runner, setup, d, passes, run_id, keys, record)
+  local queue = plan(d.size, record.size)
+  record.planned = #queue
+  while #queue > 0 do
+    local batch = table.remove(queue, 1)
+    local why = run_batch(runner, setup, d, batch, passes, run_id, keys)
+    if why == "split" then
+      local a, b = batches.halves(batch)
+      table.insert(queue, 1, b)
+      table.insert(queue, 1, a)
+      record.split[#record.split + 1] = { index = batch.index, inputs = #batch.inputs }
+    else
+      record.ran[#record.ran + 1] = { index = batch.index, first = batch.inputs[1], last = batch.inputs[#batch.inputs],
+                                      inputs = #batch.inputs }
+      if why then return why end
+    end
+  end
+  return nil
+end
+
+-- ---------------------------------------------------------------------
+-- From keys to side observations, the shape vkit.change.multi.assess reads.
+
+local function side_observation(by_pass, x, passes)
+  local first = by_pass[1][x + 1]
+  if first == nil then return { state = "not-run" } end
+  for pass = 2, passes do
+    local k = by_pass[pass][x + 1]
+    if k == nil then return { state = "not-run" } end
+    if k ~= first then
+      local outputs = json.array()
+      for p = 1, passes do outputs[p] = by_pass[p][x + 1] end
+      return { state = "unstable", outputs = outputs }
+    end
+  end
+  local lead = first:sub(1, 1)
+  if lead == "!" then return { state = "failed", marker = first:sub(2), why = first } end
+  if lead == "~" then return { state = "failed", why = first:sub(2) } end
+  return { state = "value", value = first }
+end
+
+-- {total, items (the first cfg.listed_inputs), cap}
+local function listed(items)
+  local out = json.array()
+  for i = 1, math.min(#items, cfg.listed_inputs) do out[i] = items[i] end
+  return { total = #items, items = out, cap = cfg.listed_inputs }
+end
+
+-- The violating inputs grouped into boxes per rule (vkit.change.domain.group):
+-- [{call = "f(x=0..9, lo=3, hi=-2)", rule, count, example}], at most
+-- cfg.listed_inputs of them, and how many there are.
+local function violation_boxes(fn, d, violations)
+  local by_rule, rules = {}, {}
+  for _, v in ipairs(violations) do
+    if not by_rule[v.rule] then by_rule[v.rule] = {} rules[#rules + 1] = v.rule end
+    table.insert(by_rule[v.rule], v)
+  end
+  local out = json.array()
+  local total = 0
+  for _, rule in ipairs(rules) do
+    local list, tuples = by_rule[rule], {}
+    for i, v in ipairs(list) do tuples[i] = v.tuple end
+    for _, box in ipairs(assert(domain.group(d.sig, tuples))) do
+      total = total + 1
+      if #out < cfg.listed_inputs then
+        local count, example = 1, nil
+        for i in ipairs(d.sig.params) do count = count * assert(domain.set_size(box[i], math.maxinteger)) end
+        for _, v in ipairs(list) do
+          if domain.box_contains(box, v.tuple) then example = v break end
+        end
+        out[#out + 1] = { call = M.box_call(fn, d.sig, box), rule = rule, count = count,
+                          example = example and example.message or json.null }
+      end
+    end
+  end
+  return { total = total, items = out, cap = cfg.listed_inputs }
+end
+
+local function reason_for_unchecked(stop, unstable, failed)
+  if stop then return stop end
+  if #unstable > 0 then return "unstable" end
+  for _, f in ipairs(failed) do if f.side == "candidate" then return "candidate-failed" end end
+  if #failed > 0 then return "base-failed" end
+  return "undecided"
+end
+
+--- Runs the method for a BoundChangeRequest of the multi-parameter profile
+--  (vkit.change.exhaustive.run's options and result).
+function M.run(bound, opts)
+  local started = sys.monotonic_ms()
+  opts.output_cap = policy.output_cap
+  local runner = runner_mod.new(opts)
+  assert(fs.mkdirs(runner.dir))
+  local run_id = opts.run_id or ("library-" .. sys.random_hex(8))
+  local c = bound.intent.contract
+  local d, sig = c.domain.inputs, c.sig
+  local accepted = d.size
+  local inputs_words = M.inputs_text(d)
+  local report = runner:report(bound)
+  report.method, report.profile = "exhaustive", "multi-parameter"
+  report.signature, report.inputs = c.signature, inputs_words
+  report.inputs_accepted, report.inputs_checked, report.run_id = accepted, 0, run_id
+  report.approval_authority, report.native_compiler_correspondence = false, false
+  report.runner_identity = M.runner_identity()
+  report.semantic_artifacts = bound.policy_blobs.artifacts
+  local function finish(status, reason, message)
+    report.status, report.reason, report.message = status, reason, message or json.null
+    report.coverage = coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs", inputs_words)
+    runner:write_report(report, M.REPORT)
+    local candidate = report.admission and report.admission.candidate
+    return { status = status, reason = reason, message = message, report = M.REPORT, coverage = report.coverage,
+             cuts = runner.cuts, admitted = candidate and candidate.admitted or false, admission = candidate,
+             sandbox = report.sandbox,
+             budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
+                        deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started },
+             record = report }
+  end
+  if accepted > policy.exhaustive_inputs then
+    return finish("unknown", "exhaustive-cap", ("the accepted inputs (%d: %s) are more than the exhaustive cap of %d "
+      .. "(policies/signatures.lua exhaustive_inputs): nothing was run"):format(accepted, inputs_words,
+      policy.exhaustive_inputs))
+  end
+
+  local function driver(language, module, fn, compiled)
+    return signature_drivers.driver(language, sig, language == "typescript" and compiled or module, fn)
+  end
+  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, driver, opts)
+  local known = setup or partial
+  report.language = known and known.binding and known.binding.language or json.null
+  if known and known.admission and next(known.admission) then
+    for s, record in pairs(known.admission) do known.admission[s] = admission.pending(record) end
+    report.admission = known.admission
+  end
+  if not setup then return finish(status, reason, message) end
+  local fn = setup.binding["function"]
+  report.runtime_identity = setup.runtime_identity
+  report.source_captures = setup.source_captures
+  report.drivers, report.builds = sides_mod.files(setup)
+  report.semantics = json.object()
+  for _, s in ipairs(SIDES) do report.semantics[s] = { mode = "batch", meaning = M.SEMANTICS } end
+
+  local passes = math.max(cfg.min_passes, setup.observation_policy.repetitions)
+  report.passes = { count = passes, orders = json.array { "ascending" } }
+  for p = 2, passes do report.passes.orders[p] = ("run-id permutation %d"):format(p) end
+  report.observation_policy = {
+    repetitions = setup.observation_policy.repetitions,
+    not_applied = json.array { "selection", "max_inputs", "shrink_limit", "process_deadline_ms" },
+    note = "every accepted input is run; each batch is bounded by the time left of the method's deadline",
+  }
+  report.batches = { size = M.batch_size(sig), stderr_reserve_bytes = policy.stderr_reserve_bytes,
+                     inputs = "indexes in the domain's enumeration (the last parameter fastest)",
+                     ran = json.array(), split = json.array() }
+  local keys = { base = {}, candidate = {} }
+  for _, s in ipairs(SIDES) do for p = 1, passes do keys[s][p] = {} end end
+  local stop = run_batches(runner, setup, d, passes, run_id, keys, report.batches)
+
+  -- Every input judged; findings name every parameter.
+  local guards = bound.difference_policy.guards
+  local violations, unstable, failed, checked, conforming, undecided = {}, {}, {}, 0, 0, 0
+  for x = 0, accepted - 1 do
+    local tuple = domain.at(d, x)
+    local o = {}
+    for _, s in ipairs(SIDES) do
+      o[s] = side_observation(keys[s], x, passes)
+      if o[s].state == "unstable" then
+        unstable[#unstable + 1] = { index = x, input = M.call_text(fn, sig, tuple), side = s, outputs = o[s].outputs }
+      elseif o[s].state == "failed" and o[s].marker ~= "range" then
+        failed[#failed + 1] = { index = x, input = M.call_text(fn, sig, tuple), side = s, outcome = o[s].why }
+      end
+    end
+    local call = M.call_text(fn, sig, tuple)
+    local j = massess.judge(c, guards, tuple, o.base, o.candidate, call)
+    if j.verdict == "conforms" then
+      conforming = conforming + 1
+    elseif j.verdict == "violation" then
+      violations[#violations + 1] = { input = x, tuple = tuple, call = call, rule = j.rule,
+                                      base = massess.side_text(sig, o.base),
+                                      candidate = massess.side_text(sig, o.candidate),
+                                      allowed = j.allowed or json.null, message = j.message }
+    else
+      undecided = undecided + 1
+    end
+  end
+  checked = conforming + #violations
+  report.inputs_checked, report.inputs_conforming, report.inputs_undecided = checked, conforming, undecided
+  local items = {}
+  for i, v in ipairs(violations) do
+    items[i] = { index = v.input, call = v.call, rule = v.rule, base = v.base, candidate = v.candidate,
+                 allowed = v.allowed, message = v.message }
+  end
+  report.violations = listed(items)
+  report.violations.smallest = items[1] or json.null
+  report.violations.boxes = violation_boxes(fn, d, violations)
+  -- runs of consecutive indexes breaking one rule (every violation, past the listing's cap)
+  report.violations.index_ranges = runs.violation_ranges(violations)
+  report.unstable = listed(unstable)
+  report.failed_inputs = listed(failed)
+
+  local retained_ok = runner:check_retained()
+  report.os_sandbox = runner:os_sandbox()
+  report.sandbox = runner:sandbox_record(setup.plan)
+  if not retained_ok then return finish("infrastructure_failure", "retained-artifact-changed") end
+  if #violations > 0 then
+    return finish("observed_violation", violations[1].rule, ("%d violating input%s; the first: %s"):format(#violations,
+      #violations == 1 and "" or "s", violations[1].message))
+  end
+  if #runner.problems > 0 then
+    return finish(runner.problems[1].status, runner.problems[1].reason, runner.problems[1].message)
+  end
+  if checked == accepted then return finish("all_inputs_conform", "all-accepted-inputs-checked") end
+  local why = reason_for_unchecked(stop, unstable, failed)
+  return finish("unknown", why, ("%d of %d accepted inputs checked (%s)"):format(checked, accepted, why))
+end
+
+return M
