@@ -52,11 +52,18 @@ function M.project(opts)
   opts = opts or {}
   local dir, cleanup = t.tempdir()
   local repo = assert(vkit.git.init(dir .. "/project"))
-  local files, digest, revision = authoring.revision {
-    requirement = { source = "ISSUE-42", statement = "score doubles small inputs and caps at 100" },
-    contract = opts.contract or M.contract,
-    artifacts = opts.artifacts or M.artifacts,
-  }
+  -- opts.revision: files, digest, revision of another profile's intent
+  -- (tests/support/multi.lua), with opts.claim its request's claim
+  local files, digest, revision
+  if opts.revision then
+    files, digest, revision = opts.revision()
+  else
+    files, digest, revision = authoring.revision {
+      requirement = { source = "ISSUE-42", statement = "score doubles small inputs and caps at 100" },
+      contract = opts.contract or M.contract,
+      artifacts = opts.artifacts or M.artifacts,
+    }
+  end
   files["verification/change-intents/accepted.v1.json"] = authoring.accepted { digest }
   files[opts.source_path or "src/score.py"] = opts.source or M.source
   for k, v in pairs(opts.extra or {}) do files[k] = v end
@@ -79,7 +86,7 @@ function M.project(opts)
   --- The request bytes for a candidate (claim = the intent's contract by default).
   function ctx.request(candidate, claim, base)
     return authoring.request(base or ctx.target, candidate, digest,
-      claim or authoring.contract(opts.contract or M.contract, {
+      claim or opts.claim or authoring.contract(opts.contract or M.contract, {
         codec = revision.artifacts.codec.sha256,
         observation_policy = revision.artifacts.observation_policy.sha256,
         environment_model = revision.artifacts.environment_model.sha256 }))
