@@ -43,6 +43,20 @@ local function finding_of(f)
            rule = present(f.rule) and tostring(f.rule) or nil }
 end
 
+-- A box of violating inputs of the multi-parameter profile (issue 34):
+-- "clamp(x=0..9, lo=3, hi=-2) (10 inputs)", every parameter named, with the
+-- first violating input in it as the detail.
+local function box_finding(b)
+  local count = math.tointeger(b.count) or 1
+  local example = present(b.example) and tostring(b.example) or ""
+  -- one input: the title names it already; a box: its first input, named whole
+  local detail = count == 1 and example:sub(1, #tostring(b.call) + 2) == tostring(b.call) .. ": "
+    and example:sub(#tostring(b.call) + 3) or ("first: " .. example)
+  return { title = tostring(b.call) .. (count > 1 and (" (%d inputs)"):format(count) or ""), detail = detail,
+           fields = { { label = "rule", value = tostring(b.rule) }, { label = "inputs", value = tostring(count) } },
+           rule = present(b.rule) and tostring(b.rule) or nil }
+end
+
 -- What a native method's report says of its sandbox, in one line.
 local function sandbox_note(doc)
   local sb = type(doc) == "table" and doc.sandbox
@@ -117,7 +131,15 @@ function M.method(dir, m)
       if type(doc.violations) == "table" and json.kind(doc.violations.ranges) == "array" then
         method.ranges = doc.violations.ranges
       end
-      for _, key in ipairs { "violations", "findings" } do
+      local boxes = type(doc.violations) == "table" and doc.violations.boxes
+      if type(boxes) == "table" then
+        local items, n = listed(boxes)
+        for _, b in ipairs(items) do
+          if type(b) == "table" and #method.findings < FINDINGS_KEPT then method.findings[#method.findings + 1] = box_finding(b) end
+        end
+        total = n
+      end
+      for _, key in ipairs(type(boxes) == "table" and {} or { "violations", "findings" }) do
         local items, n = listed(doc[key])
         for _, f in ipairs(items) do
           if type(f) == "table" and (f.verdict == nil or f.verdict == "violation") and #method.findings < FINDINGS_KEPT then
