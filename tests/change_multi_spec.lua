@@ -1,0 +1,224 @@
+-- The multi-parameter profile end to end (issue 34): real Git repositories,
+-- real rustc / python3.11 / node, `vkit change certify` with auto (which
+-- runs exhaustive, the one method of this profile) and the reports.
+-- clamp(x: i32 in -50..50, lo: i32 in -10..10, hi: i32 in -10..10) is
+-- 101 x 21 x 21 = 44,541 inputs.  Sources of this profile are not admitted
+-- yet (vkit.change.multi.admission): a conforming candidate ends
+-- unadmitted_conform (exit 8), or all_inputs_conform_trusted (exit 0) with
+-- --trust-candidate-code.
+local vkit = require "vkit"
+local json = vkit.json
+local t = require "tests.support.run"
+local intents = require "tests.support.intents"
+local multi = require "tests.support.multi"
+
+local CLAMP = multi.signature({ { "x", "i32" }, { "lo", "i32" }, { "hi", "i32" } }, "i32")
+local INPUTS = { x = "-50..50", lo = "-10..10", hi = "-10..10" }
+local COVERAGE = "checked 44541 of 44541 accepted inputs (exhaustive: x in -50..50, lo in -10..10, hi in -10..10)"
+
+-- clamp = max(lo, min(x, hi)) in each language: the base, a refactor, one
+-- wrong at exactly (7, 3, -2), and (where the language can) one returning a
+-- value outside i32 at (0, 0, 0).
+local SOURCES = {
+  python = {
+    base = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
+    good = "def clamp(x, lo, hi):\n    m = x if x < hi else hi\n    return m if m > lo else lo\n",
+    one = "def clamp(x, lo, hi):\n    if x == 7 and lo == 3 and hi == -2:\n        return -2\n    return max(lo, min(x, hi))\n",
+    range = "def clamp(x, lo, hi):\n    if x == 0 and lo == 0 and hi == 0:\n        return True\n    return max(lo, min(x, hi))\n",
+  },
+  rust = {
+    base = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    let m = if x < hi { x } else { hi };\n    if m > lo { m } else { lo }\n}\n",
+    good = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    lo.max(x.min(hi))\n}\n",
+    one = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x == 7 && lo == 3 && hi == -2 {\n        return -2;\n    }\n"
+      .. "    lo.max(x.min(hi))\n}\n",
+  },
+  typescript = {
+    base = "export function clamp(x: number, lo: number, hi: number): number {\n  return Math.max(lo, Math.min(x, hi));\n}\n",
+    good = "export function clamp(x: number, lo: number, hi: number): number {\n  const m = x < hi ? x : hi;\n  return m > lo ? m : lo;\n}\n",
+    one = "export function clamp(x: number, lo: number, hi: number): number {\n  if (x === 7 && lo === 3 && hi === -2) return -2;\n"
+      .. "  return Math.max(lo, Math.min(x, hi));\n}\n",
+    range = "export function clamp(x: number, lo: number, hi: number): number {\n  if (x === 0 && lo === 0 && hi === 0) return -0;\n"
+      .. "  return Math.max(lo, Math.min(x, hi));\n}\n",
+  },
+}
+
+local function clamp_project(language)
+  return multi.project { language = language, fn = "clamp", signature = CLAMP, inputs = INPUTS,
+                         observations = { "-50..50" }, source = SOURCES[language].base }
+end
+
+for _, language in ipairs { "python", "typescript", "rust" } do
+  describe("clamp in " .. language, function()
+    local p
+    setup(function() p = clamp_project(language) end)
+    teardown(function() intents.finish(p) end)
+
+    it("names the one input where the candidate differs, every parameter and both sides (exit 1)", function()
+      local summary, r = p.certify(SOURCES[language].one)
+      assert.equal(1, r.code)
+      assert.equal("observed_violation", summary.outcome)
+      local m = summary.methods[1]
+      assert.same({ "exhaustive", "observed_violation", "unapproved-difference" }, { m.method, m.result, m.reason })
+      assert.equal(COVERAGE, summary.coverage.statement)
+      assert.matches("^1 violating input; the first: clamp%(x=7, lo=3, hi=%-2%): base 3, candidate %-2", m.message)
+      local report = multi.report(p, summary)
+      assert.equal(1, report.violations.total)
+      assert.same({ call = "clamp(x=7, lo=3, hi=-2)", count = 1, rule = "unapproved-difference",
+                    example = "clamp(x=7, lo=3, hi=-2): base 3, candidate -2, and no guard approves the difference" },
+        report.violations.boxes.items[1])
+      assert.equal(44541, report.inputs_checked)
+      assert.equal(2, report.passes.count)
+      assert.equal(2 * 2, #report.batches.ran * 2 * 2)  -- one batch: two sides, two passes
+    end)
+
+    it("checks every input of a conforming refactor: unadmitted_conform (exit 8) while this profile is not admitted",
+      function()
+        local summary, r = p.certify(SOURCES[language].good)
+        assert.equal(8, r.code)
+        assert.equal("unadmitted_conform", summary.outcome)
+        assert.equal(COVERAGE, summary.coverage.statement)
+        assert.equal("admission-profile-pending", summary.candidate_admission.rule)
+        local report = multi.report(p, summary)
+        assert.equal("batch", report.semantics.candidate.mode)
+        assert.equal(0, report.violations.total)
+      end)
+
+    if SOURCES[language].range then
+      it("finds a value outside the declared type by name (range), never a pass", function()
+        local summary, r = p.certify(SOURCES[language].range)
+        assert.equal(1, r.code)
+        assert.equal("observed_violation", summary.outcome)
+        assert.equal("range", summary.methods[1].reason)
+        assert.matches("clamp%(x=0, lo=0, hi=0%): base 0, candidate !range", summary.methods[1].message)
+      end)
+    end
+  end)
+end
+
+describe("clamp in typescript, trusted", function()
+  it("is all_inputs_conform_trusted (exit 0) only with --trust-candidate-code, and says so", function()
+    local p = clamp_project("typescript")
+    finally(function() intents.finish(p) end)
+    local summary, r = p.certify(SOURCES.typescript.good, { "--trust-candidate-code" })
+    assert.equal(0, r.code)
+    assert.equal("all_inputs_conform_trusted", summary.outcome)
+    assert.equal(COVERAGE, summary.coverage.statement)
+    local said = table.concat(summary.not_established, "\n")
+    assert.matches("admission%-profile%-pending", said)
+    assert.matches("trust%-candidate%-code", said)
+  end)
+end)
+
+-- checked_div(a: u8, b: u8) -> (bool, u8): (false, 0) when b is 0, else
+-- (true, a // b); a standing requirement over the box b=0.
+local DIV = multi.signature({ { "a", "u8" }, { "b", "u8" } }, { "bool", "u8" })
+local DIV_BASE = "def checked_div(a, b):\n    if b == 0:\n        return (False, 0)\n    return (True, a // b)\n"
+
+local function div_project(guards)
+  return multi.project { language = "python", fn = "checked_div", signature = DIV, inputs = { a = "*", b = "*" },
+                         observations = { "*", "*" }, requirements = { { inputs = { b = "0" }, outputs = { "false", "0" } } },
+                         guards = guards, source = DIV_BASE }
+end
+
+describe("a tuple-returning function", function()
+  local p
+  setup(function() p = div_project() end)
+  teardown(function() intents.finish(p) end)
+
+  it("judges a requirement over a box, groups violations into boxes, finds a wrong tuple length", function()
+    local summary, r = p.certify("def checked_div(a, b):\n"
+      .. "    if b == 0:\n        return (a == 5, 0)\n"                        -- (True, 0) at a=5: the requirement
+      .. "    if b == 1 and 10 <= a <= 19:\n        return (True, 0)\n"        -- a box of unapproved differences
+      .. "    if a == 1 and b == 2:\n        return (True, 0, 0)\n"            -- a 3-tuple: outside the type
+      .. "    return (True, a // b)\n")
+    assert.equal(1, r.code)
+    assert.equal("observed_violation", summary.outcome)
+    assert.equal("checked 65536 of 65536 accepted inputs (exhaustive: a in *, b in *)", summary.coverage.statement)
+    local report = multi.report(p, summary)
+    assert.equal(12, report.violations.total)
+    local boxes = {}
+    for _, b in ipairs(report.violations.boxes.items) do boxes[b.call] = b end
+    assert.equal(3, report.violations.boxes.total)
+    assert.equal("standing-requirement", boxes["checked_div(a=5, b=0)"].rule)
+    assert.equal("checked_div(a=5, b=0): base (false, 0), candidate (true, 0), which the accepted intent does not allow "
+      .. "(allowed: false; 0)", boxes["checked_div(a=5, b=0)"].example)
+    assert.same({ "unapproved-difference", 10 }, { boxes["checked_div(a=10..19, b=1)"].rule,
+      boxes["checked_div(a=10..19, b=1)"].count })
+    assert.equal("checked_div(a=10, b=1): base (true, 10), candidate (true, 0), and no guard approves the difference",
+      boxes["checked_div(a=10..19, b=1)"].example)
+    assert.equal("range", boxes["checked_div(a=1, b=2)"].rule)
+
+    -- every front shows the boxes with every parameter named
+    local project = p.dir .. "/project"
+    local show = t.vkit { "run", "show", "--run", summary.run_id, "--project", project }
+    assert.matches("checked_div%(a=10%.%.19, b=1%) %(10 inputs%)", show.stdout)
+    for _, format in ipairs { "text", "md", "json", "sarif" } do
+      local out = t.vkit { "run", "report", "--run", summary.run_id, "--project", project, "--format", format }
+      assert.equal(0, out.code, format .. ": " .. out.stderr)
+      local said = out.stdout:gsub("\\", "")  -- Markdown escapes _ and *
+      assert.truthy(said:find("checked_div(a=10..19, b=1)", 1, true), format)
+      assert.truthy(said:find("checked_div(a=5, b=0)", 1, true), format)
+      assert.truthy(said:find("a in *, b in *", 1, true) or format == "sarif", format)
+    end
+  end)
+end)
+
+describe("a guard over a box in the difference policy", function()
+  local p
+  setup(function()
+    p = div_project { { name = "G-1", inputs = { a = "0..100", b = "1" }, outputs = { "true", "0..100" } } }
+  end)
+  teardown(function() intents.finish(p) end)
+
+  -- inside its box a guard's outputs bind even a candidate that preserves the
+  -- base (the seed's rule): the box is a=0..100 where the base is in 0..100
+  it("approves differences inside its box and outputs, and no others", function()
+    local approved = "def checked_div(a, b):\n"
+      .. "    if b == 1 and 10 <= a <= 19:\n        return (True, 0)\n"
+      .. "    if b == 0:\n        return (False, 0)\n    return (True, a // b)\n"
+    local summary, r = p.certify(approved)
+    assert.equal(8, r.code)
+    assert.equal("unadmitted_conform", summary.outcome)
+    summary, r = p.certify((approved:gsub("    if b == 0", "    if b == 1 and a == 50:\n        return (True, 101)\n    if b == 0")))
+    assert.equal(1, r.code)
+    local report = multi.report(p, summary)
+    assert.equal(1, report.violations.total)
+    assert.equal("guard", report.violations.items[1].rule)
+    assert.equal("checked_div(a=50, b=1): base (true, 50), candidate (true, 101), outside the outputs approved by guard G-1",
+      report.violations.items[1].message)
+  end)
+end)
+
+describe("the exhaustive cap", function()
+  it("refuses a domain of 2^20 + 1 inputs by name; the run is never a pass", function()
+    local p = multi.project { language = "python", fn = "f", signature = multi.signature({ { "x", "u32" } }, "u32"),
+                              inputs = { x = "0..1048576" }, observations = { "*" },
+                              source = "def f(x):\n    return x\n" }
+    finally(function() intents.finish(p) end)
+    local summary, r = p.certify("def f(x):\n    return x\n", { "--trust-candidate-code" })
+    assert.are_not.equal(0, r.code)
+    assert.equal("unknown", summary.outcome)
+    assert.equal("exhaustive-cap", summary.methods[1].reason)
+    assert.matches("more than the exhaustive cap of 1048576", summary.methods[1].message)
+    assert.equal("checked 0 of 1048577 accepted inputs (exhaustive: x in 0..1048576)", summary.coverage.statement)
+  end)
+
+  it("blocks a contract whose codec describes another signature (codec-signature-mismatch)", function()
+    local p = multi.project { language = "python", fn = "clamp", signature = CLAMP, inputs = INPUTS,
+      observations = { "-50..50" }, source = SOURCES.python.base,
+      codec_signature = multi.signature({ { "x", "i32" }, { "lo", "i32" }, { "hi", "i64" } }, "i32") }
+    finally(function() intents.finish(p) end)
+    local summary, r = p.certify(SOURCES.python.good)
+    assert.are_not.equal(0, r.code)
+    assert.equal("blocked", summary.outcome)
+    assert.equal("codec-signature-mismatch", summary.blocked.reason)
+  end)
+
+  it("blocks the other methods for this profile by name", function()
+    local p = clamp_project("python")
+    finally(function() intents.finish(p) end)
+    local summary = p.certify(SOURCES.python.good, { "--method", "finite_paired" })
+    assert.equal("blocked", summary.outcome)
+    assert.equal("unsupported_profile", summary.blocked.reason)
+  end)
+end)
