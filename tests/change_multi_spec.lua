@@ -152,7 +152,7 @@ describe("a tuple-returning function", function()
     local project = p.dir .. "/project"
     local show = t.vkit { "run", "show", "--run", summary.run_id, "--project", project }
     assert.matches("checked_div%(a=10%.%.19, b=1%) %(10 inputs%)", show.stdout)
-    for _, format in ipairs { "text", "md", "json", "sarif" } do
+    for _, format in ipairs { "text", "md", "html", "json", "sarif" } do
       local out = t.vkit { "run", "report", "--run", summary.run_id, "--project", project, "--format", format }
       assert.equal(0, out.code, format .. ": " .. out.stderr)
       local said = out.stdout:gsub("\\", "")  -- Markdown escapes _ and *

@@ -44,7 +44,7 @@ local assess = require "vkit.change.assess"
 local drivers = require "vkit.change.drivers"
 local batch_drivers = require "vkit.change.batch_drivers"
 local batches = require "vkit.change.batches"
-local toolchain = require "vkit.change.toolchain"
+local batch_run = require "vkit.change.batch_run"
 local runner_mod = require "vkit.change.runner"
 local sides_mod = require "vkit.change.sides"
 local bound_mod = require "vkit.change.bound"
@@ -62,7 +62,7 @@ local SIDES = sides_mod.SIDES
 function M.runner_identity()
   return { runner = "vkit-exhaustive-u32", vkit_version = boot.version,
            vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
-           code = sides_mod.code_identity { "exhaustive", "batches", "batch_drivers", "runner", "sides", "drivers",
+           code = sides_mod.code_identity { "exhaustive", "batch_run", "batches", "batch_drivers", "runner", "sides", "drivers",
                                             "toolchain", "assess", "contract", "ranges", "artifacts" } }
 end
 
@@ -103,39 +103,14 @@ local function run_batch(runner, setup, batch, passes, run_id, outcomes)
           ("the stdin bytes of batch %s do not encode its inputs"):format(batch.index))
         return "input-encoding"
       end
-      local spec = toolchain.run_spec(setup.binding.language, setup, setup.sides[s], bytes)
-      runner.progress(("exhaustive: batch %s (%d inputs, %d..%d) pass %d %s"):format(batch.index, #order,
-        batch.inputs[1], batch.inputs[#batch.inputs], pass, s))
-      local result, why = runner:launch(("batch %s pass %d %s"):format(batch.index, pass, s), spec,
-        math.max(1, runner:remaining_ms()), { stdin_file = true })
-      if not result then commit() return why end
-      local st = result.status
-      if st == "pin-mismatch" or st == "launch-failed" then
-        runner:problem("infrastructure_failure", st, result.message or st)
-        return st
-      end
-      if st == "cancelled" then commit() return "cancelled" end
-      if st == "timeout" then commit() return "deadline" end
-      if st == "output-capped" then
-        if #batch.inputs > 1 then return "split" end
-        stage(staged, s, order[1], pass, { lost = "output-capped" })
-      elseif st == "exited" and result.code == 0 then
-        local parsed, problem = batch_drivers.parse(result.stdout or "", order)
-        if not parsed then
-          runner:problem("infrastructure_failure", "protocol",
-            ("the %s batch driver's output for batch %s is not one line per input: %s"):format(s, batch.index, problem))
-          return "protocol"
-        end
+      local kind, got = batch_run.launch(runner, setup, s, batch, pass, bytes, commit)
+      if kind == "stop" then return got end
+      if kind == "ran" then
+        local parsed, problem = batch_drivers.parse(got.stdout or "", order)
+        if not parsed then return batch_run.protocol(runner, s, batch, problem) end
         for i, x in ipairs(order) do stage(staged, s, x, pass, parsed[i]) end
-      elseif st == "exited" and (result.code == 3 or result.code == 5 or result.code == 6) then
-        runner:problem("infrastructure_failure", "protocol",
-          ("the %s batch driver reported a protocol failure (exit %d)"):format(s, result.code))
-        return "protocol"
       else
-        -- The whole process failed (the module raised on import, a crash):
-        -- no input of this run returned.
-        local lost = ("process %s %s"):format(st, tostring(result.code or result.signal or ""))
-        for _, x in ipairs(order) do stage(staged, s, x, pass, { lost = lost }) end
+        for _, x in ipairs(order) do stage(staged, s, x, pass, { lost = got }) end
       end
     end
   end
@@ -212,21 +187,7 @@ end
 
 -- ---------------------------------------------------------------------
 
--- {total, items (the first cfg.listed_inputs), cap}
-local function listed(items)
-  local out = json.array()
-  for i = 1, math.min(#items, cfg.listed_inputs) do out[i] = items[i] end
-  return { total = #items, items = out, cap = cfg.listed_inputs }
-end
-
-local function reason_for_unchecked(stop, unstable, isolation, failed)
-  if stop then return stop end
-  if #unstable > 0 then return "unstable" end
-  if #isolation > 0 then return "isolation-difference" end
-  for _, f in ipairs(failed) do if f.side == "candidate" then return "candidate-failed" end end
-  if #failed > 0 then return "base-failed" end
-  return "undecided"
-end
+local listed = batch_run.listed
 
 local function observe_all(domain, outcomes, passes)
   local observations, unstable, failed = {}, {}, {}
@@ -240,28 +201,6 @@ local function observe_all(domain, outcomes, passes)
     observations[#observations + 1] = o
   end
   return observations, unstable, failed
-end
-
--- Runs the planned batches, splitting any whose output reached the cap.
--- Returns the stop reason (nil when every batch ran).
-local function run_batches(runner, setup, domain, passes, run_id, outcomes, record)
-  local queue = batches.plan(domain, limits.output_cap, cfg.stderr_reserve_bytes)
-  record.planned = #queue
-  while #queue > 0 do
-    local batch = table.remove(queue, 1)
-    local why = run_batch(runner, setup, batch, passes, run_id, outcomes)
-    if why == "split" then
-      local a, b = batches.halves(batch)
-      table.insert(queue, 1, b)
-      table.insert(queue, 1, a)
-      record.split[#record.split + 1] = { index = batch.index, inputs = #batch.inputs }
-    else
-      record.ran[#record.ran + 1] = { index = batch.index, first = batch.inputs[1], last = batch.inputs[#batch.inputs],
-                                      inputs = #batch.inputs }
-      if why then return why end
-    end
-  end
-  return nil
 end
 
 --- Runs the method for a BoundChangeRequest that preflight returned
@@ -292,16 +231,8 @@ function M.run(bound, opts)
   report.runner_identity = M.runner_identity()
   report.semantic_artifacts = bound.policy_blobs.artifacts
   local function finish(status, reason, message)
-    report.status, report.reason, report.message = status, reason, message or json.null
-    report.coverage = coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs")
-    runner:write_report(report, M.REPORT)
-    local candidate = report.admission and report.admission.candidate
-    return { status = status, reason = reason, message = message, report = M.REPORT, coverage = report.coverage,
-             cuts = runner.cuts, admitted = candidate and candidate.admitted or false, admission = candidate,
-             sandbox = report.sandbox,
-             budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
-                        deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started },
-             record = report }
+    return batch_run.finish(runner, report, M.REPORT, started,
+      coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs"), status, reason, message)
   end
 
   local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, batch_drivers.driver, opts)
@@ -319,19 +250,13 @@ function M.run(bound, opts)
     report.semantics[s] = { mode = mode, meaning = batch_drivers.SEMANTICS[mode] }
   end
 
-  local policy = setup.observation_policy
-  local passes = math.max(cfg.min_passes, policy.repetitions)
-  report.passes = { count = passes, orders = json.array { "ascending" } }
-  for p = 2, passes do report.passes.orders[p] = ("run-id permutation %d"):format(p) end
-  report.observation_policy = {
-    repetitions = policy.repetitions,
-    not_applied = json.array { "selection", "max_inputs", "shrink_limit", "process_deadline_ms" },
-    note = "every accepted input is run; each batch is bounded by the time left of the method's deadline",
-  }
+  local passes
+  passes, report.passes, report.observation_policy = batch_run.passes(setup.observation_policy)
   report.batches = { size = batches.size(domain, limits.output_cap, cfg.stderr_reserve_bytes),
                      stderr_reserve_bytes = cfg.stderr_reserve_bytes, ran = json.array(), split = json.array() }
   local outcomes = { base = {}, candidate = {} }
-  local stop = run_batches(runner, setup, domain, passes, run_id, outcomes, report.batches)
+  local stop = batch_run.run_batches(batches.plan(domain, limits.output_cap, cfg.stderr_reserve_bytes), report.batches,
+    function(batch) return run_batch(runner, setup, batch, passes, run_id, outcomes) end)
 
   -- Observations, the cross-check with the sampled method, the assessment.
   local observations, unstable, failed = observe_all(domain, outcomes, passes)
@@ -374,7 +299,7 @@ function M.run(bound, opts)
     return finish(runner.problems[1].status, runner.problems[1].reason, runner.problems[1].message)
   end
   if report.inputs_checked == accepted then return finish("all_inputs_conform", "all-accepted-inputs-checked") end
-  local why = reason_for_unchecked(stop, unstable, isolation, failed)
+  local why = batch_run.reason_for_unchecked(stop, unstable, isolation, failed)
   return finish("unknown", why, ("%d of %d accepted inputs checked (%s)"):format(report.inputs_checked, accepted, why))
 end
 

@@ -37,7 +37,7 @@ local json = require "vkit.json"
 local fs = require "vkit.fs"
 local sys = require "vkit.sys"
 local batches = require "vkit.change.batches"
-local toolchain = require "vkit.change.toolchain"
+local batch_run = require "vkit.change.batch_run"
 local runner_mod = require "vkit.change.runner"
 local sides_mod = require "vkit.change.sides"
 local coverage = require "vkit.change.coverage"
@@ -46,8 +46,8 @@ local domain = require "vkit.change.domain"
 local signature = require "vkit.change.signature"
 local signature_drivers = require "vkit.change.signature_drivers"
 local massess = require "vkit.change.multi.assess"
+local mcontract = require "vkit.change.multi.contract"
 local admission = require "vkit.change.multi.admission"
-local limits = require("vkit.policy").limits.paired
 local cfg = require("vkit.policy").change.exhaustive
 local policy = require("vkit.policy").signatures
 
@@ -64,7 +64,7 @@ function M.runner_identity()
   return { runner = "vkit-exhaustive-multi", vkit_version = boot.version,
            vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
            code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/admission",
-                                            "signature_drivers", "signature", "domain", "batches", "runner", "sides",
+                                            "signature_drivers", "signature", "domain", "batch_run", "batches", "runner", "sides",
                                             "toolchain", "artifacts" } }
 end
 
@@ -84,9 +84,7 @@ end
 
 --- "clamp(x=7, lo=3, hi=-2)": an input with every parameter named.
 function M.call_text(fn, sig, tuple)
-  local parts = {}
-  for i, p in ipairs(sig.params) do parts[i] = p.name .. "=" .. signature.text(p.type, tuple[i]) end
-  return fn .. "(" .. table.concat(parts, ", ") .. ")"
+  return fn .. "(" .. mcontract.input_text(sig, tuple) .. ")"
 end
 
 --- "clamp(x=0..9, lo=3, hi=-2)": a box with every parameter named.
@@ -117,44 +115,18 @@ local function run_batch(runner, setup, d, batch, passes, run_id, keys)
     for i, x in ipairs(order) do ordered[i] = tuples[x - first + 1] end
     local bytes = signature_drivers.encode_inputs(sig, ordered)
     for _, s in ipairs(SIDES) do
-      local spec = toolchain.run_spec(setup.binding.language, setup, setup.sides[s], bytes)
-      runner.progress(("exhaustive: batch %s (%d inputs, %d..%d) pass %d %s"):format(batch.index, #order,
-        first, batch.inputs[#batch.inputs], pass, s))
-      local result, why = runner:launch(("batch %s pass %d %s"):format(batch.index, pass, s), spec,
-        math.max(1, runner:remaining_ms()), { stdin_file = true })
-      if not result then commit() return why end
-      local st = result.status
-      if st == "pin-mismatch" or st == "launch-failed" then
-        runner:problem("infrastructure_failure", st, result.message or st)
-        return st
-      end
-      if st == "cancelled" then commit() return "cancelled" end
-      if st == "timeout" then commit() return "deadline" end
-      local function stage_all(key)
-        for _, x in ipairs(order) do staged[#staged + 1] = { side = s, pass = pass, x = x, key = key } end
-      end
-      if st == "output-capped" then
-        if #batch.inputs > 1 then return "split" end
-        stage_all("~output-capped")
-      elseif st == "exited" and result.code == 0 then
-        local parsed, problem = signature_drivers.parse(sig, result.stdout or "", ordered)
-        if not parsed then
-          runner:problem("infrastructure_failure", "protocol",
-            ("the %s batch driver's output for batch %s is not one line per input: %s"):format(s, batch.index, problem))
-          return "protocol"
-        end
+      local kind, got = batch_run.launch(runner, setup, s, batch, pass, bytes, commit)
+      if kind == "stop" then return got end
+      if kind == "ran" then
+        local parsed, problem = signature_drivers.parse(sig, got.stdout or "", ordered)
+        if not parsed then return batch_run.protocol(runner, s, batch, problem) end
         for i, x in ipairs(order) do
           local o = parsed[i]
           staged[#staged + 1] = { side = s, pass = pass, x = x,
                                   key = o.marker and ("!" .. o.marker) or signature.result_text(sig, o.value) }
         end
-      elseif st == "exited" and (result.code == 3 or result.code == 5 or result.code == 6) then
-        runner:problem("infrastructure_failure", "protocol",
-          ("the %s batch driver reported a protocol failure (exit %d)"):format(s, result.code))
-        return "protocol"
       else
-        -- The whole process failed (the module raised on import, a crash).
-        stage_all(("~process %s %s"):format(st, tostring(result.code or result.signal or "")))
+        for _, x in ipairs(order) do staged[#staged + 1] = { side = s, pass = pass, x = x, key = "~" .. got } end
       end
     end
   end
@@ -171,26 +143,6 @@ local function plan(total, size)
     out[#out + 1] = { index = #out + 1, inputs = inputs }
   end
   return out
-end
-
-local function run_batches(runner, setup, d, passes, run_id, keys, record)
-  local queue = plan(d.size, record.size)
-  record.planned = #queue
-  while #queue > 0 do
-    local batch = table.remove(queue, 1)
-    local why = run_batch(runner, setup, d, batch, passes, run_id, keys)
-    if why == "split" then
-      local a, b = batches.halves(batch)
-      table.insert(queue, 1, b)
-      table.insert(queue, 1, a)
-      record.split[#record.split + 1] = { index = batch.index, inputs = #batch.inputs }
-    else
-      record.ran[#record.ran + 1] = { index = batch.index, first = batch.inputs[1], last = batch.inputs[#batch.inputs],
-                                      inputs = #batch.inputs }
-      if why then return why end
-    end
-  end
-  return nil
 end
 
 -- ---------------------------------------------------------------------
@@ -214,12 +166,7 @@ local function side_observation(by_pass, x, passes)
   return { state = "value", value = first }
 end
 
--- {total, items (the first cfg.listed_inputs), cap}
-local function listed(items)
-  local out = json.array()
-  for i = 1, math.min(#items, cfg.listed_inputs) do out[i] = items[i] end
-  return { total = #items, items = out, cap = cfg.listed_inputs }
-end
+local listed = batch_run.listed
 
 -- The violating inputs grouped into boxes per rule (vkit.change.domain.group):
 -- [{call = "f(x=0..9, lo=3, hi=-2)", rule, count, example}], at most
@@ -251,20 +198,12 @@ local function violation_boxes(fn, d, violations)
   return { total = total, items = out, cap = cfg.listed_inputs }
 end
 
-local function reason_for_unchecked(stop, unstable, failed)
-  if stop then return stop end
-  if #unstable > 0 then return "unstable" end
-  for _, f in ipairs(failed) do if f.side == "candidate" then return "candidate-failed" end end
-  if #failed > 0 then return "base-failed" end
-  return "undecided"
-end
-
 --- Runs the method for a BoundChangeRequest of the multi-parameter profile
 --  (vkit.change.exhaustive.run's options and result).
 function M.run(bound, opts)
   local started = sys.monotonic_ms()
-  opts.output_cap = policy.output_cap
-  local runner = runner_mod.new(opts)
+  -- this profile's own per-invocation output cap (policies/signatures.lua)
+  local runner = runner_mod.new(setmetatable({ output_cap = policy.output_cap }, { __index = opts }))
   assert(fs.mkdirs(runner.dir))
   local run_id = opts.run_id or ("library-" .. sys.random_hex(8))
   local c = bound.intent.contract
@@ -279,16 +218,8 @@ function M.run(bound, opts)
   report.runner_identity = M.runner_identity()
   report.semantic_artifacts = bound.policy_blobs.artifacts
   local function finish(status, reason, message)
-    report.status, report.reason, report.message = status, reason, message or json.null
-    report.coverage = coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs", inputs_words)
-    runner:write_report(report, M.REPORT)
-    local candidate = report.admission and report.admission.candidate
-    return { status = status, reason = reason, message = message, report = M.REPORT, coverage = report.coverage,
-             cuts = runner.cuts, admitted = candidate and candidate.admitted or false, admission = candidate,
-             sandbox = report.sandbox,
-             budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
-                        deadline_ms = limits.deadline_ms, elapsed_ms = sys.monotonic_ms() - started },
-             record = report }
+    return batch_run.finish(runner, report, M.REPORT, started,
+      coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs", inputs_words), status, reason, message)
   end
   if accepted > policy.exhaustive_inputs then
     return finish("unknown", "exhaustive-cap", ("the accepted inputs (%d: %s) are more than the exhaustive cap of %d "
@@ -314,20 +245,15 @@ function M.run(bound, opts)
   report.semantics = json.object()
   for _, s in ipairs(SIDES) do report.semantics[s] = { mode = "batch", meaning = M.SEMANTICS } end
 
-  local passes = math.max(cfg.min_passes, setup.observation_policy.repetitions)
-  report.passes = { count = passes, orders = json.array { "ascending" } }
-  for p = 2, passes do report.passes.orders[p] = ("run-id permutation %d"):format(p) end
-  report.observation_policy = {
-    repetitions = setup.observation_policy.repetitions,
-    not_applied = json.array { "selection", "max_inputs", "shrink_limit", "process_deadline_ms" },
-    note = "every accepted input is run; each batch is bounded by the time left of the method's deadline",
-  }
+  local passes
+  passes, report.passes, report.observation_policy = batch_run.passes(setup.observation_policy)
   report.batches = { size = M.batch_size(sig), stderr_reserve_bytes = policy.stderr_reserve_bytes,
                      inputs = "indexes in the domain's enumeration (the last parameter fastest)",
                      ran = json.array(), split = json.array() }
   local keys = { base = {}, candidate = {} }
   for _, s in ipairs(SIDES) do for p = 1, passes do keys[s][p] = {} end end
-  local stop = run_batches(runner, setup, d, passes, run_id, keys, report.batches)
+  local stop = batch_run.run_batches(plan(d.size, report.batches.size), report.batches,
+    function(batch) return run_batch(runner, setup, d, batch, passes, run_id, keys) end)
 
   -- Every input judged; findings name every parameter.
   local guards = bound.difference_policy.guards
@@ -383,7 +309,7 @@ function M.run(bound, opts)
     return finish(runner.problems[1].status, runner.problems[1].reason, runner.problems[1].message)
   end
   if checked == accepted then return finish("all_inputs_conform", "all-accepted-inputs-checked") end
-  local why = reason_for_unchecked(stop, unstable, failed)
+  local why = batch_run.reason_for_unchecked(stop, unstable, {}, failed)
   return finish("unknown", why, ("%d of %d accepted inputs checked (%s)"):format(checked, accepted, why))
 end
 
