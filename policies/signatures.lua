@@ -61,6 +61,10 @@ return {
   -- difference policy: 4 KiB is a few hundred ranges, more than a
   -- reviewer reads, and bounds the work of parsing one document.
   max_set_text = 4096,
+  -- Violating inputs of one rule grouped into boxes for a report
+  -- (vkit.change.domain.group sorts them): beyond this the boxes cover the
+  -- first ones, and the report says how many it grouped of how many.
+  group_inputs = 1 << 16,
   -- A contract's accepted inputs may exceed exhaustive_inputs (a claim
   -- about more inputs than can be run is still a claim); the exhaustive
   -- method then refuses it by name (`exhaustive-cap`) and no method

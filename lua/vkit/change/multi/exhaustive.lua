@@ -166,36 +166,47 @@ local function side_observation(by_pass, x, passes)
   return { state = "value", value = first }
 end
 
-local listed = batch_run.listed
+-- A report's listing that keeps the first cfg.listed_inputs items and
+-- counts the rest: with 2^20 inputs, a wrong candidate must not cost a
+-- string per input.
+local function listing()
+  return { total = 0, items = json.array(), cap = cfg.listed_inputs }
+end
 
--- The violating inputs grouped into boxes per rule (vkit.change.domain.group):
--- [{call = "f(x=0..9, lo=3, hi=-2)", rule, count, example}], at most
--- cfg.listed_inputs of them, and how many there are.
-local function violation_boxes(fn, d, violations)
+local function add(list, make)
+  list.total = list.total + 1
+  if #list.items < list.cap then list.items[#list.items + 1] = make() end
+end
+
+-- The violating inputs ({input = index, rule}, ascending) grouped into
+-- boxes per rule (vkit.change.domain.group, exact and disjoint), the first
+-- policies/signatures.lua group_inputs of each rule:
+-- {total, items = [{call = "f(x=0..9, lo=3, hi=-2)", rule, count, example}],
+-- cap, grouped, of}.  example(tuple) is the message of the box's first
+-- input (its lowest corner: every input of the box broke the rule).
+local function violation_boxes(fn, d, violations, example)
   local by_rule, rules = {}, {}
   for _, v in ipairs(violations) do
-    if not by_rule[v.rule] then by_rule[v.rule] = {} rules[#rules + 1] = v.rule end
-    table.insert(by_rule[v.rule], v)
+    local list = by_rule[v.rule]
+    if not list then list = {} by_rule[v.rule] = list rules[#rules + 1] = v.rule end
+    if #list < policy.group_inputs then list[#list + 1] = domain.at(d, v.input) end
   end
-  local out = json.array()
-  local total = 0
+  local out, grouped = listing(), 0
   for _, rule in ipairs(rules) do
-    local list, tuples = by_rule[rule], {}
-    for i, v in ipairs(list) do tuples[i] = v.tuple end
-    for _, box in ipairs(assert(domain.group(d.sig, tuples))) do
-      total = total + 1
-      if #out < cfg.listed_inputs then
-        local count, example = 1, nil
-        for i in ipairs(d.sig.params) do count = count * assert(domain.set_size(box[i], math.maxinteger)) end
-        for _, v in ipairs(list) do
-          if domain.box_contains(box, v.tuple) then example = v break end
+    grouped = grouped + #by_rule[rule]
+    for _, box in ipairs(assert(domain.group(d.sig, by_rule[rule]))) do
+      add(out, function()
+        local count, corner = 1, {}
+        for i, set in ipairs(box) do
+          count = count * assert(domain.set_size(set, math.maxinteger))
+          corner[i] = signature.from_ord(set.type, set.ranges[1][1])
         end
-        out[#out + 1] = { call = M.box_call(fn, d.sig, box), rule = rule, count = count,
-                          example = example and example.message or json.null }
-      end
+        return { call = M.box_call(fn, d.sig, box), rule = rule, count = count, example = example(corner) }
+      end)
     end
   end
-  return { total = total, items = out, cap = cfg.listed_inputs }
+  out.grouped, out.of = grouped, #violations
+  return out
 end
 
 --- Runs the method for a BoundChangeRequest of the multi-parameter profile
@@ -257,45 +268,48 @@ function M.run(bound, opts)
 
   -- Every input judged; findings name every parameter.
   local guards = bound.difference_policy.guards
-  local violations, unstable, failed, checked, conforming, undecided = {}, {}, {}, 0, 0, 0
+  local function judged(x, tuple)
+    local o = { base = side_observation(keys.base, x, passes), candidate = side_observation(keys.candidate, x, passes) }
+    local call = M.call_text(fn, sig, tuple)
+    return o, massess.judge(c, guards, tuple, o.base, o.candidate, call), call
+  end
+  local violations, items, unstable, failed = {}, listing(), listing(), listing()
+  local conforming, undecided, candidate_failed = 0, 0, false
   for x = 0, accepted - 1 do
     local tuple = domain.at(d, x)
-    local o = {}
+    local o, j, call = judged(x, tuple)
     for _, s in ipairs(SIDES) do
-      o[s] = side_observation(keys[s], x, passes)
       if o[s].state == "unstable" then
-        unstable[#unstable + 1] = { index = x, input = M.call_text(fn, sig, tuple), side = s, outputs = o[s].outputs }
+        add(unstable, function() return { index = x, input = call, side = s, outputs = o[s].outputs } end)
       elseif o[s].state == "failed" and o[s].marker ~= "range" then
-        failed[#failed + 1] = { index = x, input = M.call_text(fn, sig, tuple), side = s, outcome = o[s].why }
+        candidate_failed = candidate_failed or s == "candidate"
+        add(failed, function() return { index = x, input = call, side = s, outcome = o[s].why } end)
       end
     end
-    local call = M.call_text(fn, sig, tuple)
-    local j = massess.judge(c, guards, tuple, o.base, o.candidate, call)
     if j.verdict == "conforms" then
       conforming = conforming + 1
     elseif j.verdict == "violation" then
-      violations[#violations + 1] = { input = x, tuple = tuple, call = call, rule = j.rule,
-                                      base = massess.side_text(sig, o.base),
-                                      candidate = massess.side_text(sig, o.candidate),
-                                      allowed = j.allowed or json.null, message = j.message }
+      violations[#violations + 1] = { input = x, rule = j.rule }
+      add(items, function()
+        return { index = x, call = call, rule = j.rule, base = massess.side_text(sig, o.base),
+                 candidate = massess.side_text(sig, o.candidate), allowed = j.allowed or json.null, message = j.message }
+      end)
     else
       undecided = undecided + 1
     end
   end
-  checked = conforming + #violations
+  local checked = conforming + #violations
   report.inputs_checked, report.inputs_conforming, report.inputs_undecided = checked, conforming, undecided
-  local items = {}
-  for i, v in ipairs(violations) do
-    items[i] = { index = v.input, call = v.call, rule = v.rule, base = v.base, candidate = v.candidate,
-                 allowed = v.allowed, message = v.message }
-  end
-  report.violations = listed(items)
-  report.violations.smallest = items[1] or json.null
-  report.violations.boxes = violation_boxes(fn, d, violations)
+  report.violations = items
+  report.violations.smallest = items.items[1] or json.null
+  report.violations.boxes = violation_boxes(fn, d, violations, function(tuple)
+    local _, j = judged(assert(domain.index(d, tuple)), tuple)
+    return j.message
+  end)
   -- runs of consecutive indexes breaking one rule (every violation, past the listing's cap)
   report.violations.index_ranges = runs.violation_ranges(violations)
-  report.unstable = listed(unstable)
-  report.failed_inputs = listed(failed)
+  report.unstable = unstable
+  report.failed_inputs = failed
 
   local retained_ok = runner:check_retained()
   report.os_sandbox = runner:os_sandbox()
@@ -303,13 +317,15 @@ function M.run(bound, opts)
   if not retained_ok then return finish("infrastructure_failure", "retained-artifact-changed") end
   if #violations > 0 then
     return finish("observed_violation", violations[1].rule, ("%d violating input%s; the first: %s"):format(#violations,
-      #violations == 1 and "" or "s", violations[1].message))
+      #violations == 1 and "" or "s", items.items[1].message))
   end
   if #runner.problems > 0 then
     return finish(runner.problems[1].status, runner.problems[1].reason, runner.problems[1].message)
   end
   if checked == accepted then return finish("all_inputs_conform", "all-accepted-inputs-checked") end
-  local why = batch_run.reason_for_unchecked(stop, unstable, {}, failed)
+  -- the listings keep only their first items: the shared rule reads what they counted
+  local why = batch_run.reason_for_unchecked(stop, unstable.total > 0 and { unstable.total } or {}, {},
+    failed.total > 0 and { { side = candidate_failed and "candidate" or "base" } } or {})
   return finish("unknown", why, ("%d of %d accepted inputs checked (%s)"):format(checked, accepted, why))
 end
 
