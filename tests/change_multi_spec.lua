@@ -80,6 +80,8 @@ for _, language in ipairs { "python", "typescript", "rust" } do
         assert.equal("admission-profile-pending", summary.candidate_admission.rule)
         local report = multi.report(p, summary)
         assert.equal("batch", report.semantics.candidate.mode)
+        assert.truthy(table.concat(summary.not_established, "\n"):find("exhaustive: every input of a batch ran in one "
+          .. "process (batch mode", 1, true))
         assert.equal(0, report.violations.total)
       end)
 

@@ -189,6 +189,10 @@ function M.run(payload, ctx)
       end
     end
     summary.methods[#summary.methods + 1] = entry
+    -- what the method itself says its result leaves open (the multi-parameter exhaustive method's batch mode)
+    for _, line in ipairs(result.not_established or {}) do
+      summary.not_established[#summary.not_established + 1] = method .. ": " .. line
+    end
     results[#results + 1] = { method = method, status = result.status, coverage = result.coverage,
                               admitted = result.admitted }
     if result.admission and summary.candidate_admission == json.null then

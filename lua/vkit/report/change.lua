@@ -138,6 +138,11 @@ function M.method(dir, m)
           if type(b) == "table" and #method.findings < FINDINGS_KEPT then method.findings[#method.findings + 1] = box_finding(b) end
         end
         total = n
+        local grouped, of = math.tointeger(boxes.grouped), math.tointeger(boxes.of)
+        if grouped and of and grouped < of then
+          method.notes[#method.notes + 1] = ("%d violating inputs: the boxes group the first %d of each rule"):format(of,
+            grouped)
+        end
       end
       for _, key in ipairs(type(boxes) == "table" and {} or { "violations", "findings" }) do
         local items, n = listed(doc[key])
