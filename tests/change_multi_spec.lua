@@ -224,3 +224,35 @@ describe("the exhaustive cap", function()
     assert.equal("unsupported_profile", summary.blocked.reason)
   end)
 end)
+
+-- wrap(a: u64, b: i64) -> (bool, u64): 64-bit values travel as text, never
+-- as JSON or float numbers; u64's largest value is named exactly.
+local WRAP = multi.signature({ { "a", "u64" }, { "b", "i64" } }, { "bool", "u64" })
+local WRAP_SOURCES = {
+  rust = { base = "pub fn wrap(a: u64, b: i64) -> (bool, u64) {\n    let (v, o) = a.overflowing_add(b as u64);\n    (o, v)\n}\n",
+           bad = "pub fn wrap(a: u64, b: i64) -> (bool, u64) {\n    if a == 18446744073709551615 && b == 3 {\n"
+             .. "        return (true, 1);\n    }\n    let (v, o) = a.overflowing_add(b as u64);\n    (o, v)\n}\n" },
+  typescript = {
+    base = "export function wrap(a: bigint, b: bigint): [boolean, bigint] {\n  const s = a + BigInt.asUintN(64, b);\n"
+      .. "  return [s > 18446744073709551615n, BigInt.asUintN(64, s)];\n}\n",
+    bad = "export function wrap(a: bigint, b: bigint): [boolean, bigint] {\n"
+      .. "  if (a === 18446744073709551615n && b === 3n) return [true, 1n];\n  const s = a + BigInt.asUintN(64, b);\n"
+      .. "  return [s > 18446744073709551615n, BigInt.asUintN(64, s)];\n}\n" },
+}
+
+for _, language in ipairs { "typescript", "rust" } do
+  describe("a 64-bit tuple function in " .. language, function()
+    it("names the one differing input at u64's largest value", function()
+      local p = multi.project { language = language, fn = "wrap", signature = WRAP,
+        inputs = { a = "0..255|18446744073709551615", b = "-3..3" }, observations = { "*", "*" },
+        source = WRAP_SOURCES[language].base }
+      finally(function() intents.finish(p) end)
+      local summary, r = p.certify(WRAP_SOURCES[language].bad)
+      assert.equal(1, r.code)
+      assert.equal("checked 1799 of 1799 accepted inputs (exhaustive: a in 0..255|18446744073709551615, b in -3..3)",
+        summary.coverage.statement)
+      assert.equal("1 violating input; the first: wrap(a=18446744073709551615, b=3): base (true, 2), candidate (true, 1), "
+        .. "and no guard approves the difference", summary.methods[1].message)
+    end)
+  end)
+end

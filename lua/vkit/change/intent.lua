@@ -4,7 +4,8 @@
 --   {
 --     "schema_version": 1,
 --     "requirement": { "source": "<citation label>", "statement": "<literal text>" },
---     "contract": <finite u32 -> u32 contract, see vkit.change.contract>,
+--     "contract": <finite u32 -> u32 contract, see vkit.change.contract; or the
+--                  multi-parameter profile's, vkit.change.multi.contract>,
 --     "artifacts": {
 --       "binding_map":        { "path": "<repo path>", "sha256": "<raw-byte SHA-256>" },
 --       "codec":              { ... }, "observation_policy": { ... }, "environment_model": { ... }

@@ -5,7 +5,8 @@
 --     "base": "<full commit id>",        -- must equal the trusted target
 --     "candidate": "<full commit id>",   -- must descend from the target
 --     "intent": "<accepted revision digest>",
---     "claim": <finite u32 -> u32 contract, see vkit.change.contract>
+--     "claim": <finite u32 -> u32 contract, see vkit.change.contract; or the
+--               multi-parameter profile's, vkit.change.multi.contract>
 --   }
 -- A request names commits and a claim, nothing else: it cannot choose
 -- commands, environments, a target commit or a toolchain.
