@@ -42,7 +42,7 @@ options: [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
 
 The first form is the one command for CI:
 
-  vkit change certify --base origin/main --candidate HEAD --trusted-target origin/main --timeout 10m
+  vkit change certify --base origin/main --candidate HEAD --timeout 10m
 
 finds the intent the base accepts whose bound function the change touches
 (or takes --intent), builds the request for its contract in memory, binds
@@ -53,9 +53,12 @@ with its status (0 only when every accepted input was checked and conforms).
 Intents are read from the base only; the candidate's edits to them are
 refused by preflight.  With --trusted-target (the branch the host
 protects), the base must be that commit or in its history, and the intent
-must still be accepted there (base-not-in-trusted-target,
-intent-not-accepted-at-trusted-target: exit 1, nothing queued); without
-it, the base the caller gave is the trusted target, and the output says so.
+must still be accepted there under the same difference policy
+(base-not-in-trusted-target, intent-not-accepted-at-trusted-target,
+difference-policy-differs-at-trusted-target: exit 1, nothing queued); without
+it, the base the caller gave is the trusted target, and the output says so:
+  --base "$(git merge-base origin/main HEAD)" --trusted-target origin/main
+is the form for a job whose base the change's author could choose.
 When several accepted intents bind the changed file, the one whose
 function's definition changed is taken only if nothing else in the file
 changed and nothing else names it; the others are named "not certified".
@@ -73,7 +76,8 @@ as git does.
 
 options:
   --base REV             the base, also the trusted target: the commit whose
-                         accepted intents bind the change
+                         accepted intents bind the change (with
+                         --trusted-target: that commit or in its history)
   --candidate REV        the candidate commit
   --intent D             the accepted intent revision: its digest, or its
                          revision file (default: found, see above)
@@ -164,8 +168,8 @@ end
 
 -- The request of the one command, built in memory: {request, found (the
 -- intent intent_for found; nil with --intent)}, or nil, why and an exit
--- status.  With
--- --trusted-target the base must stand on it (vkit.change.trusted_base).
+-- status.  With --trusted-target the base must stand on it
+-- (vkit.change.trusted_base).
 local function build_request(repo, where, opts)
   local digest, found, why, code
   if opts.trusted_target then
@@ -281,6 +285,7 @@ function M.run(argv)
   else
     outcomes.print_change(change_runs.shadow(store, run), nil, require("vkit.report.records").attempt_dir(run))
   end
+  if opts.json and opts.base then io.stderr:write("vkit: ", trusted_line(opts), "\n") end
   if not opts.json and opts.base then
     print(trusted_line(opts))
     local uncertified = intent_for.uncertified_line(found)
