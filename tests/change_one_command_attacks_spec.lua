@@ -29,6 +29,14 @@ describe("vkit change certify --base --candidate under attack", function()
     return t.vkit(full, nil, { cd = project })
   end
 
+  -- A subject row of the latest run's report (JSON), by label.
+  local function subject_row(label)
+    local r = t.vkit({ "run", "report", "--run", "latest", "--format", "json" }, nil, { cd = project })
+    for _, row in ipairs(vkit.json.decode(r.stdout).subject) do
+      if row.label == label then return row.value end
+    end
+  end
+
   local function runs()
     return #(vkit.fs.list(project .. "/.vkit/runs") or {})
   end
@@ -97,6 +105,8 @@ describe("vkit change certify --base --candidate under attack", function()
     assert.matches("vkit: intent " .. lax_digest:sub(1, 12) .. " (LAX-1, score in src/score.py)", r.stderr, 1, true)
     assert.matches(("\ntrusted target: the base %s as the caller gave it (no --trusted-target named the trusted "
       .. "branch)\nverdict: "):format(side), r.stdout, 1, true)
+    assert.equal(("the base %s as the caller gave it (no --trusted-target named the trusted branch)"):format(side),
+      subject_row "trusted target")
   end)
 
   it("(b) a base in the trusted branch's history binds only an intent still accepted there, under the same policy", function()
@@ -106,6 +116,8 @@ describe("vkit change certify --base --candidate under attack", function()
     assert.equal(0, r.code, r.stdout .. r.stderr)
     assert.matches(("\ntrusted target: %s; the base %s is in its history and its intent still accepted there\n")
       :format(later, p.target), r.stdout, 1, true)
+    -- the run records it, and its report names it
+    assert.equal(later, subject_row "trusted target":match "^(%x+); the base")
     r = certify { "--base", p.target, "--candidate", good, "--trusted-target", p.target }
     assert.equal(0, r.code, r.stdout .. r.stderr)
     assert.matches(("\ntrusted target: %s, the base\n"):format(p.target), r.stdout, 1, true)

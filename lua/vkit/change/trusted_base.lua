@@ -10,6 +10,8 @@
 --
 --   contains(repo, trusted, base)        -> true | nil, code, message
 --   still_accepted(repo, trusted, base, digest) -> true | nil, code, message
+--   describe(base, trusted)              -> the sentence naming the trusted
+--                                           target (trusted nil: none named)
 -- codes: base-not-in-trusted-target, intent-not-accepted-at-trusted-target,
 --        difference-policy-differs-at-trusted-target, and a read's code.
 local intent_mod = require "vkit.change.intent"
@@ -53,6 +55,14 @@ function M.still_accepted(repo, trusted, base, digest)
       .. "base %s and the trusted target %s"):format(path, short(base), short(trusted))
   end
   return true
+end
+
+function M.describe(base, trusted)
+  if not trusted then
+    return ("the base %s as the caller gave it (no --trusted-target named the trusted branch)"):format(base)
+  end
+  if trusted == base then return ("%s, the base"):format(base) end
+  return ("%s; the base %s is in its history and its intent still accepted there"):format(trusted, base)
 end
 
 return M

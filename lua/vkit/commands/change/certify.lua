@@ -204,16 +204,9 @@ local function build_request(repo, where, opts)
   return { request = json.decode(bytes), found = found }
 end
 
--- Which commit the run trusted, in words: the base stood on the named
--- trusted target, or the caller's base was taken as it is.
+-- Which commit the run trusted, in words (the run's report says the same).
 local function trusted_line(opts)
-  if not opts.trusted_target then
-    return ("trusted target: the base %s as the caller gave it (no --trusted-target named the trusted branch)")
-      :format(opts.base)
-  end
-  if opts.trusted_target == opts.base then return ("trusted target: %s, the base"):format(opts.base) end
-  return ("trusted target: %s; the base %s is in its history and its intent still accepted there"):format(
-    opts.trusted_target, opts.base)
+  return "trusted target: " .. trusted_base.describe(opts.base, opts.trusted_target)
 end
 
 -- The verdict in words, last, where a CI log's reader looks.
@@ -269,9 +262,13 @@ function M.run(argv)
   if not store then return status end
   local id
   -- the one command binds at the base (preflight: the base is the target)
+  -- and records the trusted branch it checked the base against, or that
+  -- the caller's base was taken as given
   id, message = change_runs.submit(store, { request = request, trusted_target = opts.base or opts.trusted_target,
                                            method = opts.method, kani_toolchain = pin,
-                                           trust_candidate_code = opts.trust_candidate_code or nil })
+                                           trust_candidate_code = opts.trust_candidate_code or nil,
+                                           trusted_branch = opts.base and opts.trusted_target or nil,
+                                           base_from_caller = (opts.base and not opts.trusted_target) or nil })
   if not id then return usage_error(message) end
   local run = change_runs.wait(store, id, seconds, function(text) io.stderr:write(text) end)
   local code = exit.change_exit(run)
