@@ -13,6 +13,8 @@ return {
     document_bytes = 1024 * KiB,     -- intent revision, accepted list, request, policy
     artifact_bytes = 1024 * KiB,     -- each semantic artifact
     source_bytes = 64 * KiB,         -- each bound application source
+    witness_bytes = 1024 * KiB,      -- a Kani witness record (vkit.change.witness)
+    report_bytes = 64 * 1024 * KiB,  -- a retained method report a certification summary pins (vkit.change.evidence)
   },
   languages = { "rust", "python", "typescript" },
   -- Where vkit keeps the pinned TypeScript native compiler (mk/typescript.mk),

@@ -16,11 +16,15 @@ return {
   checker_verdicts = { "accepted", "rejected", "unknown" },
   -- checker verdict (with a valid receipt) -> vkit outcome
   outcomes = { accepted = "PASS", rejected = "BLOCKED", unknown = "BLOCKED" },
+  -- A normalised repository-relative path (vkit.paths): Linux's PATH_MAX,
+  -- so a path vkit accepts can always be opened.
+  max_path_bytes = 4096,
   caps = {
     document_bytes = 1 * MiB,                   -- manifest, component policy, package
     receipt_bytes = 1 * MiB,
     output_cap = 64 * KiB,                      -- each command's combined stdout+stderr
     max_deadline_ms = 3600 * 1000,
+    default_deadline_ms = 60 * 1000,            -- a drafted manifest's command deadline when the author names none
     grace_ms = 2000,
   },
   -- What one manifest or component policy may hold (lua/vkit/protocol/manifest.lua)

@@ -13,7 +13,7 @@ return {
   -- domain in all three languages, builds included, on a slow runner.
   certify_timeout_seconds = 30 * 60,
   poll_ms = 100,             -- how often waiting callers and workers re-read state (file store)
-  max_record_bytes = 16 * 1024 * 1024, -- one retained JSON record read for a report (vkit.report.records)
+  max_record_bytes = 16 * 1024 * 1024, -- one JSON record of a run read back: the file store's records, a report's (vkit.report.records)
   handlers = {               -- job kind -> Lua module with run(job, ctx)
     ["external-check"] = "vkit.protocol.job",
     ["external-replay"] = "vkit.protocol.job",

@@ -104,4 +104,10 @@ describe("vkit.paths", function()
     end
     assert.is_nil(paths.check(42))
   end)
+
+  it("takes a path of policies/protocol.lua max_path_bytes and refuses one byte more", function()
+    local max = require("vkit").policies.protocol.max_path_bytes
+    assert.is_true(paths.check(("a"):rep(max)))
+    assert.is_nil(paths.check(("a"):rep(max + 1)))
+  end)
 end)

@@ -9,7 +9,7 @@
 -- can never name one file.
 local M = {}
 
-M.MAX_BYTES = 4096
+M.MAX_BYTES = require("vkit.policy").protocol.max_path_bytes
 
 function M.check(p)
   if type(p) ~= "string" then return nil, "invalid-path", "path must be a string" end

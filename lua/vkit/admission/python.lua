@@ -49,11 +49,7 @@ M.language = "python"
 M.BUILTINS = { "abs", "bool", "divmod", "int", "max", "min", "pow", "range", "round", "sum" }
 M.MODULES = { math = { "ceil", "comb", "factorial", "floor", "gcd", "isqrt", "lcm", "perm", "trunc" } }
 
-M.reasons = {
-  too_large = syntax.LIMIT_REASONS.too_large,
-  invalid_utf8 = syntax.LIMIT_REASONS.invalid_utf8,
-  too_many_nodes = syntax.LIMIT_REASONS.too_many_nodes,
-  too_deep = syntax.LIMIT_REASONS.too_deep,
+M.reasons = syntax.reasons {
   syntax_error = "the source does not parse as Python",
   module_code = "only function definitions, constant bindings, docstrings and allowed imports may stand at module "
     .. "level: module code runs at import, beside the code that reports the value",
@@ -339,18 +335,9 @@ end
 
 for _, k in ipairs { "integer", "float", "true", "false", "none" } do EXPRESSIONS[k] = function() end end
 
-function EXPRESSIONS.binary_operator(ctx, fn, node)
-  local op = field(node, "operator")
-  if not op or not BINARY[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
-  check_expression(ctx, fn, field(node, "left"))
-  check_expression(ctx, fn, field(node, "right"))
-end
-
-function EXPRESSIONS.unary_operator(ctx, fn, node)
-  local op = field(node, "operator")
-  if not op or not UNARY[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
-  check_expression(ctx, fn, field(node, "argument"))
-end
+local function check_late(ctx, fn, node) return check_expression(ctx, fn, node) end
+EXPRESSIONS.binary_operator = syntax.operator(BINARY, { "left", "right" }, refuse, check_late)
+EXPRESSIONS.unary_operator = syntax.operator(UNARY, { "argument" }, refuse, check_late)
 
 function EXPRESSIONS.not_operator(ctx, fn, node)
   check_expression(ctx, fn, field(node, "argument"))

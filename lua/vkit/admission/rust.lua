@@ -28,11 +28,7 @@ local M = {}
 M.language = "rust"
 
 --- Every refusal the profile can give, with its human sentence.
-M.reasons = {
-  too_large = syntax.LIMIT_REASONS.too_large,
-  invalid_utf8 = syntax.LIMIT_REASONS.invalid_utf8,
-  too_many_nodes = syntax.LIMIT_REASONS.too_many_nodes,
-  too_deep = syntax.LIMIT_REASONS.too_deep,
+M.reasons = syntax.reasons {
   syntax_error = "the source does not parse as Rust",
   no_function = "the file defines no function",
   multiple_functions = "the file defines more than one function",

@@ -95,6 +95,18 @@ function M.expression_checker(expressions, refused, refuse)
   end
 end
 
+--- A handler for an operator node: its `operator` child must be a kind in
+--  `allowed` (else refused as "operator"), and each field of `operands` is
+--  checked with `check` (a profile's expression checker, called late, so it
+--  may be defined after the handler).
+function M.operator(allowed, operands, refuse, check)
+  return function(ctx, fn, node)
+    local op = M.field(node, "operator")
+    if not op or not allowed[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
+    for _, name in ipairs(operands) do check(ctx, fn, M.field(node, name)) end
+  end
+end
+
 --- The function a profile binds, after checking every function's body:
 --  the one named opts.expected_function, or the first when none is named,
 --  among those `eligible(name)` accepts.  It must take exactly one
@@ -175,5 +187,14 @@ M.LIMIT_REASONS = {
   too_deep = "the syntax tree is nested deeper than the admission limit",
   syntax_error = "the source does not parse",
 }
+
+--- A profile's reason table: its own reasons, and the limit reasons it
+--  does not word itself.
+function M.reasons(own)
+  for k, v in pairs(M.LIMIT_REASONS) do
+    if own[k] == nil then own[k] = v end
+  end
+  return own
+end
 
 return M

@@ -46,11 +46,7 @@ M.language = "typescript"
 M.MATH = { "abs", "cbrt", "ceil", "clz32", "floor", "fround", "hypot", "imul", "max", "min", "pow", "round", "sign",
            "sqrt", "trunc" }
 
-M.reasons = {
-  too_large = syntax.LIMIT_REASONS.too_large,
-  invalid_utf8 = syntax.LIMIT_REASONS.invalid_utf8,
-  too_many_nodes = syntax.LIMIT_REASONS.too_many_nodes,
-  too_deep = syntax.LIMIT_REASONS.too_deep,
+M.reasons = syntax.reasons {
   syntax_error = "the source does not parse as TypeScript",
   module_code = "only function declarations and const bindings of constants may stand at module level: module code "
     .. "runs at require, beside the code that reports the value",
@@ -248,18 +244,9 @@ end
 
 for _, k in ipairs { "number", "true", "false" } do EXPRESSIONS[k] = function() end end
 
-function EXPRESSIONS.binary_expression(ctx, fn, node)
-  local op = field(node, "operator")
-  if not op or not BINARY[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
-  check_expression(ctx, fn, field(node, "left"))
-  check_expression(ctx, fn, field(node, "right"))
-end
-
-function EXPRESSIONS.unary_expression(ctx, fn, node)
-  local op = field(node, "operator")
-  if not op or not UNARY[op.kind] then refuse("operator", op or node, op and op.kind or node.kind) end
-  check_expression(ctx, fn, field(node, "argument"))
-end
+local function check_late(ctx, fn, node) return check_expression(ctx, fn, node) end
+EXPRESSIONS.binary_expression = syntax.operator(BINARY, { "left", "right" }, refuse, check_late)
+EXPRESSIONS.unary_expression = syntax.operator(UNARY, { "argument" }, refuse, check_late)
 
 function EXPRESSIONS.parenthesized_expression(ctx, fn, node)
   local kids = named_children(node)

@@ -68,6 +68,85 @@ function M.line_bound(digits)
   return digits + 1 + 10 + 1
 end
 
+-- What every driver of a language shares, as text spliced into its
+-- program (each variant differs only in how it calls the function): the
+-- input read, which happens before the candidate is loaded; the check that
+-- a value is a u32; and the one write of all lines at the end.
+local RUST_READ = [==[
+    let mut input = Vec::new();
+    if std::io::stdin().read_to_end(&mut input).is_err() || input.is_empty() || input.len() % 4 != 0 {
+        std::process::exit(3);
+    }
+    let xs: Vec<u32> = input.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    keep_panics();
+    let mut causes = Vec::new();
+    let mut out = String::with_capacity(xs.len() * 22);
+]==]
+
+local RUST_WRITE = [==[
+    flush_causes(&causes);
+    let mut stdout = std::io::stdout();
+    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
+        std::process::exit(5);
+    }
+}
+]==]
+
+-- Python's helpers are bound as main's defaults, before the candidate
+-- runs, so a candidate that rebinds os.write or int changes nothing here.
+local PY_READ = [[
+    data = sys.stdin.buffer.read()
+    if not data or len(data) % 4:
+        exit(3)
+    xs = [integer.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
+]]
+
+local PY_CLASSIFY = [[
+        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
+            lines.append(b"%d !range\n" % x)
+            note(causes, b"range", shown(y), x)
+        else:
+            lines.append(b"%d %d\n" % (x, y))
+]]
+
+local PY_WRITE = [[
+    flush_causes(causes)
+    out = b"".join(lines)
+    flush()
+    while out:
+        try:
+            out = out[write(1, out):]
+        except OSError:
+            exit(5)
+    exit(0)
+main()
+]]
+
+-- TypeScript's helpers are taken before the candidate is required, so a
+-- candidate that patches fs.writeSync or Number.isInteger changes nothing.
+local TS_READ = [[
+const fs = require('fs');
+const writeSync = fs.writeSync, isInteger = Number.isInteger, exit = process.exit, bytesOf = Buffer.from;
+const data = fs.readFileSync(0);
+if (data.length === 0 || data.length % 4 !== 0) exit(3);
+const xs = [];
+for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
+const notU32 = (y) => typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF;
+]]
+
+local TS_WRITE = [[
+flushCauses(causes);
+const bytes = bytesOf(out);
+let off = 0;
+while (off < bytes.length) {
+  try {
+    off += writeSync(1, bytes, off, bytes.length - off);
+  } catch (e) {
+    if (e.code !== 'EAGAIN') exit(5);
+  }
+}
+]]
+
 function M.rust(module_path, fn)
   return ([==[// vkit batch driver (rust): every input first, then the candidate.
 use std::io::{Read, Write};
@@ -76,15 +155,7 @@ use std::io::{Read, Write};
 mod candidate;
 %s
 fn main() {
-    let mut input = Vec::new();
-    if std::io::stdin().read_to_end(&mut input).is_err() || input.is_empty() || input.len() %% 4 != 0 {
-        std::process::exit(3);
-    }
-    let xs: Vec<u32> = input.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    keep_panics();
-    let mut causes = Vec::new();
-    let mut out = String::with_capacity(xs.len() * 22);
-    for &x in &xs {
+%s    for &x in &xs {
         match std::panic::catch_unwind(|| -> u32 { candidate::%s(x) }) {
             Ok(y) => out.push_str(&format!("{} {}\n", x, y)),
             Err(_) => {
@@ -93,13 +164,7 @@ fn main() {
             }
         }
     }
-    flush_causes(&causes);
-    let mut stdout = std::io::stdout();
-    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
-        std::process::exit(5);
-    }
-}
-]==]):format(drivers.literal(module_path), causes.rust, fn)
+%s]==]):format(drivers.literal(module_path), causes.rust, RUST_READ, fn, RUST_WRITE)
 end
 
 function M.python(module_path, fn)
@@ -107,11 +172,7 @@ function M.python(module_path, fn)
 import os, sys
 %s
 def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout.flush, has=hasattr):
-    data = sys.stdin.buffer.read()
-    if not data or len(data) %% 4:
-        exit(3)
-    xs = [integer.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
-    import importlib.util
+%s    import importlib.util
     spec = importlib.util.spec_from_file_location("candidate", %s)
     candidate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(candidate)
@@ -127,34 +188,14 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout
             lines.append(b"%%d !raise\n" %% x)
             note(causes, b"raise", raised(e), x)
             continue
-        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
-            lines.append(b"%%d !range\n" %% x)
-            note(causes, b"range", shown(y), x)
-        else:
-            lines.append(b"%%d %%d\n" %% (x, y))
-    flush_causes(causes)
-    out = b"".join(lines)
-    flush()
-    while out:
-        try:
-            out = out[write(1, out):]
-        except OSError:
-            exit(5)
-    exit(0)
-main()
-]]):format(causes.python, drivers.literal(module_path), json.encode(fn), drivers.py_bytes(fn), fn)
+%s%s]]):format(causes.python, PY_READ, drivers.literal(module_path), json.encode(fn), drivers.py_bytes(fn), fn,
+    PY_CLASSIFY, PY_WRITE)
 end
 
 function M.typescript(compiled_path, fn)
   return ([['use strict';
 // vkit batch driver (typescript, compiled by the pinned native tsc): every input first, then the candidate.
-const fs = require('fs');
-const writeSync = fs.writeSync, isInteger = Number.isInteger, exit = process.exit, bytesOf = Buffer.from;
-const data = fs.readFileSync(0);
-if (data.length === 0 || data.length %% 4 !== 0) exit(3);
-const xs = [];
-for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
-%s
+%s%s
 const candidate = require(%s);
 const causes = new Map(), missing = typeof candidate[%s] !== 'function';
 let out = '';
@@ -173,22 +214,12 @@ for (let i = 0; i < xs.length; i++) {
     note(causes, 'raise', raised(e), x);
     continue;
   }
-  if (typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF) {
+  if (notU32(y)) {
     out += x + ' !range\n';
     note(causes, 'range', shown(y), x);
   } else out += x + ' ' + y + '\n';
 }
-flushCauses(causes);
-const bytes = bytesOf(out);
-let off = 0;
-while (off < bytes.length) {
-  try {
-    off += writeSync(1, bytes, off, bytes.length - off);
-  } catch (e) {
-    if (e.code !== 'EAGAIN') exit(5);
-  }
-}
-]]):format(causes.typescript, drivers.literal(compiled_path), json.encode(fn), json.encode(fn), fn)
+%s]]):format(TS_READ, causes.typescript, drivers.literal(compiled_path), json.encode(fn), json.encode(fn), fn, TS_WRITE)
 end
 
 function M.rust_fresh(module_path, fn)
@@ -210,15 +241,7 @@ extern "C" {
 }
 
 fn main() {
-    let mut input = Vec::new();
-    if std::io::stdin().read_to_end(&mut input).is_err() || input.is_empty() || input.len() %% 4 != 0 {
-        std::process::exit(3);
-    }
-    let xs: Vec<u32> = input.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    keep_panics();
-    let mut causes = Vec::new();
-    let mut out = String::with_capacity(xs.len() * 22);
-    for &x in &xs {
+%s    for &x in &xs {
         let mut fds = [0i32; 2];
         let pid = unsafe {
             if pipe(fds.as_mut_ptr()) != 0 {
@@ -272,13 +295,7 @@ fn main() {
             note(&mut causes, "raise", "the input's process ended without an answer".to_string(), x);
         }
     }
-    flush_causes(&causes);
-    let mut stdout = std::io::stdout();
-    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
-        std::process::exit(5);
-    }
-}
-]==]):format(drivers.literal(module_path), causes.rust, fn)
+%s]==]):format(drivers.literal(module_path), causes.rust, RUST_READ, fn, RUST_WRITE)
 end
 
 function M.python_fresh(module_path, fn)
@@ -287,11 +304,7 @@ import os, sys, types
 %s
 def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=types.ModuleType, run=exec,
          flush=sys.stdout.flush):
-    data = sys.stdin.buffer.read()
-    if not data or len(data) %% 4:
-        exit(3)
-    xs = [integer.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
-    path = %s
+%s    path = %s
     with open(path, "rb") as f:
         code = compile(f.read(), path, "exec")
     lines, causes = [], {}
@@ -308,33 +321,14 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=type
             else:
                 note(causes, b"missing", %s, x)
             continue
-        if kind(y) is not integer or not 0 <= y <= 0xFFFFFFFF:
-            lines.append(b"%%d !range\n" %% x)
-            note(causes, b"range", shown(y), x)
-        else:
-            lines.append(b"%%d %%d\n" %% (x, y))
-    flush_causes(causes)
-    out = b"".join(lines)
-    flush()
-    while out:
-        try:
-            out = out[write(1, out):]
-        except OSError:
-            exit(5)
-    exit(0)
-main()
-]]):format(causes.python, drivers.literal(module_path), fn, fn, drivers.py_bytes(fn))
+%s%s]]):format(causes.python, PY_READ, drivers.literal(module_path), fn, fn, drivers.py_bytes(fn), PY_CLASSIFY,
+    PY_WRITE)
 end
 
 function M.typescript_fresh(compiled_path, fn)
   return ([['use strict';
 // vkit batch driver (typescript, a fresh V8 context per input): every input first, then the candidate.
-const fs = require('fs');
-const vm = require('vm');
-const data = fs.readFileSync(0);
-if (data.length === 0 || data.length %% 4 !== 0) process.exit(3);
-const xs = [];
-for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
+%sconst vm = require('vm');
 const code = '(function () { var exports = {}; var module = { exports: exports };\n'
   + fs.readFileSync(%s, 'utf8') + '\nreturn module.exports; })()';
 const script = new vm.Script(code);
@@ -352,7 +346,7 @@ for (const x of xs) {
       continue;
     }
     const y = exported.%s(x);
-    if (typeof y !== 'number' || !Number.isInteger(y) || y < 0 || y > 0xFFFFFFFF) {
+    if (notU32(y)) {
       line = x + ' !range\n';
       note(causes, 'range', shown(y), x);
     } else line = x + ' ' + y + '\n';
@@ -362,17 +356,7 @@ for (const x of xs) {
   }
   out += line;
 }
-flushCauses(causes);
-const bytes = Buffer.from(out);
-let off = 0;
-while (off < bytes.length) {
-  try {
-    off += fs.writeSync(1, bytes, off, bytes.length - off);
-  } catch (e) {
-    if (e.code !== 'EAGAIN') process.exit(5);
-  }
-}
-]]):format(drivers.literal(compiled_path), causes.typescript, json.encode(fn), json.encode(fn), fn)
+%s]]):format(TS_READ, drivers.literal(compiled_path), causes.typescript, json.encode(fn), json.encode(fn), fn, TS_WRITE)
 end
 
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }

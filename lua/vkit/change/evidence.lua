@@ -21,7 +21,7 @@ local tables = require "vkit.tables"
 local M = {}
 
 M.SUMMARY = "certification.v1.json"
-local MAX_REPORT = 64 * 1024 * 1024
+local MAX_REPORT = require("vkit.policy").change.caps.report_bytes
 
 local function fail(file, reason, message)
   return nil, file, reason, message

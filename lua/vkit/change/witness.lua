@@ -33,7 +33,7 @@ local M = {}
 
 M.KINDS = { "proof_rejected", "engine_counterexample", "model_witness", "unknown", "infrastructure_failure" }
 M.PLAYBACK = { "reproduced", "not_reproduced", "failed", "unsupported" }
-M.MAX_BYTES = 1024 * 1024
+M.MAX_BYTES = require("vkit.policy").change.caps.witness_bytes
 
 local capture = S.object { commit = S.commit_id, tree = S.commit_id }
 

@@ -21,7 +21,7 @@ local layout = require("vkit.policy").protocol.layout
 
 local M = {}
 
-M.DEFAULT_DEADLINE_MS = 60000
+M.DEFAULT_DEADLINE_MS = require("vkit.policy").protocol.caps.default_deadline_ms
 
 local function pin_of(item, files, what)
   if type(item) == "table" then return { path = item.path, sha256 = item.sha256 } end

@@ -9,7 +9,7 @@ local causes_mod = require "vkit.change.causes"
 
 local M = {}
 
-M.STDERR_TAIL = 16 * 1024  -- of a stderr kept only as a file: its end holds the exception
+M.STDERR_TAIL = require("vkit.policy").report.stderr_tail_bytes
 
 --- One cause as a line.
 function M.line(c)
@@ -63,6 +63,20 @@ end
 function M.add(method, dir, m)
   method.causes = json.array(M.of_method(dir, m))
   for _, c in ipairs(method.causes) do method.notes[#method.notes + 1] = M.line(c) end
+end
+
+--- Every cause of a run's model (nil: none), one entry per method, side
+--  and cause: {method, side, text, count, unit, first} (`vkit run show
+--  --json`'s "causes"; the same causes the text lines say).
+function M.of_model(model)
+  local out = json.array()
+  for _, method in ipairs(model and model.methods or {}) do
+    for _, c in ipairs(method.causes or {}) do
+      out[#out + 1] = json.object { method = method.name, side = c.side, text = c.text, count = c.count,
+                                    unit = c.unit, first = c.first }
+    end
+  end
+  return out
 end
 
 return M

@@ -11,10 +11,9 @@ local methods_mod = require "vkit.change.methods"
 local ranges = require "vkit.change.ranges"
 local runs = require "vkit.change.runs"
 local subject = require "vkit.report.subject"
+local FINDINGS_KEPT = require("vkit.policy").report.findings_kept
 
 local M = {}
-
-M.FINDINGS_KEPT = 200
 
 -- A method result that makes the method's claim for every accepted input,
 -- and one that holds only for the inputs sampled (never read as a pass:
@@ -93,7 +92,9 @@ local function notes_of(name, doc, paired)
   return notes
 end
 
-local function method_model(dir, m)
+--- One method of the model, from its summary entry `m` and the attempt
+--  directory `dir` holding its retained report.
+function M.method(dir, m)
   local c = json.kind(m.coverage) == "object" and m.coverage or nil
   local method = {
     name = m.method, result = m.result, findings = {}, notes = {},
@@ -119,7 +120,7 @@ local function method_model(dir, m)
       for _, key in ipairs { "violations", "findings" } do
         local items, n = listed(doc[key])
         for _, f in ipairs(items) do
-          if type(f) == "table" and (f.verdict == nil or f.verdict == "violation") and #method.findings < M.FINDINGS_KEPT then
+          if type(f) == "table" and (f.verdict == nil or f.verdict == "violation") and #method.findings < FINDINGS_KEPT then
             method.findings[#method.findings + 1] = finding_of(f)
           end
         end
@@ -231,7 +232,7 @@ function M.model(store, run)
     model.subject[#model.subject + 1] = { label = "trust-candidate-code", value = "used: the host accepts a "
       .. "candidate outside the pure profile" }
   end
-  for _, m in ipairs(shadow.methods or {}) do model.methods[#model.methods + 1] = method_model(dir, m) end
+  for _, m in ipairs(shadow.methods or {}) do model.methods[#model.methods + 1] = M.method(dir, m) end
   model.passing = change_runs.certified(run)
   if present(shadow.blocked) then
     model.reason, model.message = shadow.blocked.reason, ("blocked at %s: %s"):format(shadow.blocked.stage,

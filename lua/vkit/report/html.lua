@@ -11,7 +11,7 @@ local chart = require "vkit.report.chart"
 
 local M = {}
 
-M.FINDINGS_SHOWN = 50
+M.FINDINGS_SHOWN = require("vkit.policy").report.findings_shown.html
 M.STRIP_WIDTH, M.STRIP_HEIGHT = 960, 28
 
 local STYLE = [[

@@ -10,7 +10,7 @@ local md, code = markup.md, markup.md_code
 
 local M = {}
 
-M.FINDINGS_SHOWN = 20
+M.FINDINGS_SHOWN = require("vkit.policy").report.findings_shown.markdown
 
 local function add(out, s) out[#out + 1] = s end
 

@@ -15,11 +15,10 @@ local records = require "vkit.report.records"
 local shape = require "vkit.admission.shape"
 local ts = require "vkit.ts"
 local limits = require("vkit.policy").limits.admission
+local caps = require("vkit.policy").change.caps
+local report_policy = require("vkit.policy").report
 
 local M = {}
-
-M.SHORT = 12
-M.SOURCE_CAP = 1 << 20
 
 --- The 1-based line of the function's definition in source, or nil: read
 --  from the syntax tree (vkit.admission.shape), so a comment or a string
@@ -29,7 +28,7 @@ function M.definition_line(language, source, name)
 end
 
 function M.short(id)
-  return type(id) == "string" and id:sub(1, M.SHORT) or nil
+  return type(id) == "string" and id:sub(1, report_policy.short_id_digits) or nil
 end
 
 -- The binding preflight bound, read from the repository at the base (only
@@ -42,11 +41,11 @@ local function from_repository(s, dir, project)
     or type(s.base) ~= "string" then return end
   local repo = git.open(project)
   if not repo then return end
-  local blob = repo:read(s.base, pin.path, M.SOURCE_CAP)
+  local blob = repo:read(s.base, pin.path, caps.artifact_bytes)
   local binding = blob and hash.sha256(blob.bytes) == pin.sha256 and json.decode(blob.bytes)
   if type(binding) == "table" and type(binding.source) == "string" then
     s.file, s["function"], s.language = binding.source, binding["function"], binding.language
-    local src = type(s.candidate) == "string" and repo:read(s.candidate, binding.source, M.SOURCE_CAP)
+    local src = type(s.candidate) == "string" and repo:read(s.candidate, binding.source, caps.source_bytes)
     s.line = M.definition_line(s.language, src and src.bytes, s["function"])
   end
   repo:close()
@@ -63,7 +62,7 @@ function M.of(dir, base, candidate, project)
     if type(binding) == "table" and type(binding.source) == "string" then
       s.file, s["function"], s.language = binding.source, binding["function"], binding.language
       for _, side in ipairs { "candidate", "base" } do
-        local src = fs.read(("%s/%s/captures/%s/%s"):format(dir, method, side, binding.source), M.SOURCE_CAP,
+        local src = fs.read(("%s/%s/captures/%s/%s"):format(dir, method, side, binding.source), caps.source_bytes,
           { nofollow = true })
         s.line = s.line or M.definition_line(s.language, src, s["function"])
       end

@@ -8,7 +8,7 @@ local escape = terminal.escape
 
 local M = {}
 
-M.FINDINGS_SHOWN = 5
+M.FINDINGS_SHOWN = require("vkit.policy").report.findings_shown.text
 
 local function line(out, fmt, ...)
   out[#out + 1] = fmt:format(...)

@@ -31,7 +31,7 @@ local M = {}
 local Store = setmetatable({}, { __index = common.Store })
 Store.__index = Store
 
-local RECORD_BYTES = 16 * 1024 * 1024
+local RECORD_BYTES = policy.max_record_bytes
 
 local function encode(value)
   return json.encode(value, { indent = 2 }) .. "\n"

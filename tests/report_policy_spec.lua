@@ -1,0 +1,65 @@
+-- How much a report keeps and shows lives once, in policies/report.lua
+-- (issue 32): each number is what the renderers do, at the limit and one
+-- past it.
+local vkit = require "vkit"
+local policy = vkit.policies.report
+local report = require "vkit.report"
+local change = require "vkit.report.change"
+local subject = require "vkit.report.subject"
+local t = require "tests.support.run"
+
+-- A model of one method with n findings, each its own input (no ranges).
+local function model_with(n)
+  local list = {}
+  for i = 1, n do list[i] = { title = ("input %d"):format(i * 2), detail = "the candidate returned 7", input = i * 2 } end
+  local model = { kind = "change-certify", run_id = "r-1", status = "finished", outcome = "observed_violation",
+                  headline = "a violation", subject = {}, methods = { { name = "finite_paired", result = "observed_violation",
+                  findings = list, findings_total = n, notes = {} } }, established = {}, not_established = {},
+                  artifacts = {} }
+  model.findings = require("vkit.report.findings").of(model)
+  return model
+end
+
+local FORMATS = {
+  { name = "text", format = "text", more = "... and 1 more" },
+  { name = "markdown", format = "md", more = "… and 1 more" },
+  { name = "html", format = "html", more = "… and 1 more" },
+}
+
+describe("policies/report.lua", function()
+  for _, f in ipairs(FORMATS) do
+    it(("findings_shown.%s: %d findings are all listed, one more is counted, not listed"):format(f.name,
+      policy.findings_shown[f.name]), function()
+      local n = policy.findings_shown[f.name]
+      local at = report.render(model_with(n), f.format)
+      assert.matches(("input %d"):format(n * 2), at, 1, true)
+      assert.is_nil(at:find(f.more, 1, true))
+      local past = report.render(model_with(n + 1), f.format)
+      assert.is_nil(past:find(("input %d[^%%d]"):format((n + 1) * 2)))
+      assert.matches(f.more, past, 1, true)
+    end)
+  end
+
+  it("findings_kept: the model keeps that many findings of a method and counts the rest", function()
+    local dir, cleanup = t.tempdir()
+    finally(cleanup)
+    local function kept(n)
+      local items = {}
+      for i = 1, n do items[i] = { input = i, verdict = "violation", rule = "guard", message = "outside" } end
+      t.write(dir .. "/report.json", vkit.json.encode { violations = items })
+      return change.method(dir, { method = "exhaustive", result = "observed_violation", report = "report.json" })
+    end
+    local at = kept(policy.findings_kept)
+    assert.equal(policy.findings_kept, #at.findings)
+    assert.equal(policy.findings_kept, at.findings_total)
+    local past = kept(policy.findings_kept + 1)
+    assert.equal(policy.findings_kept, #past.findings)
+    assert.equal(policy.findings_kept + 1, past.findings_total)
+  end)
+
+  it("short_id_digits: a subject names commits by that many digits", function()
+    local id = ("0123456789abcdef"):rep(3):sub(1, 40)
+    assert.equal(id:sub(1, policy.short_id_digits), subject.short(id))
+    assert.equal(policy.short_id_digits, #subject.short(id))
+  end)
+end)
