@@ -43,6 +43,18 @@ describe("intent_for.find with two intents on one file", function()
     assert.matches("name one with --intent, and certify each", why, 1, true)
   end)
 
+  it("refuses when another source file of the language changed too (bonus may import it)", function()
+    local candidate = p.commit({ [intents.TWO.path] = (BASE:gsub("return min%(2 %* x, 100%)", "return min(x + x, 100)")),
+                                 ["src/helper.py"] = "def cap(v):\n    return 0\n" }, p.target)
+    local found, why = intent_for.find(p.repo, p.target, candidate, p.dir)
+    assert.is_nil(found)
+    assert.matches("only score's definition changed, but src/helper.py changed too", why, 1, true)
+    -- a file of no source language does not stop the narrowing
+    candidate = p.commit({ [intents.TWO.path] = (BASE:gsub("return min%(2 %* x, 100%)", "return min(x + x, 100)")),
+                           ["README"] = "words\n" }, p.target)
+    assert.equal(p.digest, assert(intent_for.find(p.repo, p.target, candidate, p.dir)).digest)
+  end)
+
   it("refuses when only the shared helper changed (neither definition did)", function()
     local found, why = find((BASE:gsub("return min%(v, 100%)", "return min(v, 99)")))
     assert.is_nil(found)

@@ -60,8 +60,9 @@ it, the base the caller gave is the trusted target, and the output says so:
   --base "$(git merge-base origin/main HEAD)" --trusted-target origin/main
 is the form for a job whose base the change's author could choose.
 When several accepted intents bind the changed file, the one whose
-function's definition changed is taken only if nothing else in the file
-changed and nothing else names it; the others are named "not certified".
+function's definition changed is taken only if nothing else of that
+language changed (the rest of the file, another .rs/.py/.ts file) and
+nothing else names it; the others are named "not certified".
 Otherwise name one with --intent, and certify each.
 
 The second form binds a request written beforehand (`vkit change request`)

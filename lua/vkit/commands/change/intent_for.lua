@@ -6,8 +6,9 @@
 -- base and candidate.  One is the answer.  When several bind changed
 -- files, the syntax trees narrow them (vkit.change.touched): the answer is
 -- the one intent whose function's definition changed, only when every
--- other binds the same file and the change is confined to that definition
--- (nothing else in the file changed, nothing else names the function);
+-- other binds the same file, no other file of that language changed, and
+-- the change is confined to that definition (nothing else in the file
+-- changed, nothing else names the function);
 -- the others are returned as `uncertified`, for the command to name.
 -- Otherwise the sentence says which to name with --intent, one run each:
 -- a function whose own text is unchanged can change behaviour through a
@@ -17,6 +18,7 @@ local hash = require "vkit.hash"
 local fs = require "vkit.fs"
 local intent_mod = require "vkit.change.intent"
 local touched = require "vkit.change.touched"
+local scaffold = require "vkit.change.scaffold"
 local change_policy = require("vkit.policy").change
 
 local M = {}
@@ -82,9 +84,31 @@ local function names(list)
   return table.concat(out, ", ")
 end
 
+-- Another file of the language's sources (by its extension) than `path`
+-- that differs between the two commits: its path, or why the trees could
+-- not be compared; nil when there is none.
+local function other_code(repo, base, candidate, language, path)
+  local pattern = scaffold.EXTENSIONS[language]
+  local a, awhy = repo:tree(base)
+  local b, bwhy = repo:tree(candidate)
+  if not (pattern and a and b) then
+    return ("the trees could not be compared (%s)"):format(tostring(awhy or bwhy or language))
+  end
+  local at = {}
+  for _, e in ipairs(a) do at[e.path] = e.blob .. " " .. e.mode end
+  for _, e in ipairs(b) do
+    if e.path ~= path and e.path:match(pattern) and at[e.path] ~= e.blob .. " " .. e.mode then return e.path end
+    at[e.path] = nil
+  end
+  for _, e in ipairs(a) do
+    if at[e.path] and e.path ~= path and e.path:match(pattern) then return e.path end  -- deleted
+  end
+  return nil
+end
+
 -- Among several intents binding changed files: the one the change is
 -- about, or nil and the sentence saying why none can be chosen.
-local function narrow(changed, files)
+local function narrow(repo, base, candidate, changed, files)
   local defs = {}
   for _, b in ipairs(changed) do
     local f = files[b.source]
@@ -112,6 +136,11 @@ local function narrow(changed, files)
     return nil, head .. ("; only %s's definition changed, but the change reaches outside it in %s (another "
       .. "line of the file changed, or the file names %s elsewhere)"):format(chosen["function"], chosen.source,
       chosen["function"]) .. tail
+  end
+  local other = other_code(repo, base, candidate, chosen.language, chosen.source)
+  if other then
+    return nil, head .. ("; only %s's definition changed, but %s changed too"):format(chosen["function"], other)
+      .. tail
   end
   chosen.uncertified = others
   return chosen
@@ -145,7 +174,7 @@ function M.find(repo, base, candidate, where)
     end
   end
   if #changed == 1 then return changed[1] end
-  if #changed > 1 then return narrow(changed, files) end
+  if #changed > 1 then return narrow(repo, base, candidate, changed, files) end
   local why = #accepted.list == 0 and "the base accepts no intent"
     or ("no accepted intent binds a source the change touches (accepted: %s)"):format(names(unchanged))
   if #problems > 0 then why = why .. "; unreadable: " .. table.concat(problems, "; ") end
