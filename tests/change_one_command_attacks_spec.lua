@@ -72,10 +72,12 @@ describe("vkit change certify --base --candidate under attack", function()
       { "artifact-changed-in-candidate", { [binding] = p.files[binding]:gsub('"score"', '"other"') } },
       { "artifact-changed-in-candidate", { [observation] = p.files[observation]:gsub('"max_inputs":6', '"max_inputs":1') } },
       { "difference-policy-added", { [policy_path] = policy_bytes } },
+      { "accepted-list-deleted", {}, { LIST } },
+      { "intent-revision-deleted", {}, { revision } },
     } do
       local changes = { [S.path] = S.bad }
       for k, v in pairs(case[2]) do changes[k] = v end
-      local candidate = p.commit(changes, p.target)
+      local candidate = p.commit(changes, p.target, case[3])
       local r = certify { "--base", p.target, "--candidate", candidate }
       assert.equal(1, r.code, case[1] .. ": " .. r.stdout .. r.stderr)
       -- the intent came from the base, whatever the candidate accepts
