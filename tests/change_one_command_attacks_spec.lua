@@ -138,6 +138,16 @@ describe("vkit change certify --base --candidate under attack", function()
     assert.equal(before, runs(), "nothing was queued")
   end)
 
+  it("(b) the recorded trusted branch is a full commit id or nothing is queued", function()
+    local store = require("vkit.store").open(project)
+    local request = vkit.json.decode(p.request(p.commit({ [S.path] = S.good }, p.target)))
+    local id, message, code = require("vkit.runs.change").submit(store, { request = request,
+      trusted_target = p.target, trusted_branch = "main" })
+    assert.is_nil(id)
+    assert.equal("trusted-branch-invalid", code, message)
+    assert.equal(0, runs())
+  end)
+
   it("(c) a candidate equal to the base: nothing to find, and with --intent it conforms", function()
     local r = certify { "--base", p.target, "--candidate", p.target }
     assert.equal(2, r.code, r.stdout .. r.stderr)

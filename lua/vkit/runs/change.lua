@@ -16,6 +16,7 @@ local request = require "vkit.change.request"
 local relocate = require "vkit.change.relocate"
 local methods = require "vkit.change.methods"
 local combine = require "vkit.change.combine"
+local schema = require "vkit.schema"
 
 local M = {}
 
@@ -55,8 +56,7 @@ function M.submit(store, fields)
   -- the trusted branch's commit it checked the base against, or that the
   -- caller's base was taken as given.  Recorded for the report, never used
   -- to bind.
-  if fields.trusted_branch ~= nil and not (type(fields.trusted_branch) == "string"
-      and (#fields.trusted_branch == 40 or #fields.trusted_branch == 64) and fields.trusted_branch:match "^%x+$") then
+  if fields.trusted_branch ~= nil and not schema.is_commit_id(fields.trusted_branch) then
     return nil, "trusted_branch must be a full commit id", "trusted-branch-invalid"
   end
   if fields.base_from_caller ~= nil and type(fields.base_from_caller) ~= "boolean" then

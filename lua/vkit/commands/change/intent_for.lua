@@ -33,7 +33,8 @@ local function read_json(repo, commit, path)
   return doc
 end
 
--- {digest, source, function} of one accepted intent at the base.
+-- {digest, source, function, language, requirement} of one accepted intent
+-- at the base (its binding map read there; preflight checks its pin).
 local function bound(repo, base, digest)
   local path = intent_mod.revision_path(change_policy.layout, digest)
   local blob, message = repo:read(base, path, CAP)
