@@ -17,8 +17,10 @@ local TYPES = { python = "int", typescript = "number", rust = "u32" }
 
 local field, named = syntax.field, syntax.named_children
 
--- Each language: the definition of `fn` at module level as {node, params,
--- result, exported}, params a list of {name, type (text or nil), plain}.
+-- Each language: the definition of `fn` at module level as {params, result,
+-- exported, start, node}, params a list of {name, type (text or nil),
+-- plain}; start is where the definition's line is, node the whole of it
+-- (a Python definition with its decorators, a TypeScript declarator).
 local FIND = {}
 
 function FIND.python(root, source, fn)
@@ -38,7 +40,7 @@ function FIND.python(root, source, fn)
         end
       end
       local ret = field(def, "return_type")
-      return { params = params, result = ret and text(ret), exported = true, start = def.start }
+      return { params = params, result = ret and text(ret), exported = true, start = def.start, node = stmt }
     end
   end
 end
@@ -58,7 +60,8 @@ function FIND.rust(root, source, fn)
         if c.kind == "visibility_modifier" then public = text(c) == "pub" end
       end
       local ret = field(item, "return_type")
-      return { params = params, result = ret and text(ret) or "()", exported = public, start = item.start }
+      return { params = params, result = ret and text(ret) or "()", exported = public, start = item.start,
+               node = item }
     end
   end
 end
@@ -87,7 +90,7 @@ local function ts_function(node, source, fn)
   end
   local ret = field(value, "return_type")
   return { params = params, result = (ret and text(ret):gsub("^:%s*", "")), exported = false,
-    start = decl.start }
+    start = decl.start, node = decl }
 end
 
 function FIND.typescript(root, source, fn)
@@ -102,10 +105,12 @@ function FIND.typescript(root, source, fn)
   end
 end
 
---- The 1-based line where `fn` is defined at the top level of source, as
---  the syntax tree says (a comment or string that looks like a definition
---  is not one), or nil when it is not there or the source does not parse.
-function M.definition_line(ts, language, source, fn, limits)
+--- Where `fn` is defined at the top level of source, as the syntax tree
+--  says (a comment or string that looks like a definition is not one):
+--  {line (1-based), start, stop (the definition's bytes are
+--  source:sub(start + 1, stop))}, or nil when it is not there or the source
+--  does not parse.
+function M.definition(ts, language, source, fn, limits)
   if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return nil end
   local tree = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
   if not tree then return nil end
@@ -113,7 +118,13 @@ function M.definition_line(ts, language, source, fn, limits)
   tree:close()
   local def = root and not syntax.first_error(root) and FIND[language](root, source, fn)
   if not def then return nil end
-  return (syntax.position(source, def.start))
+  return { line = (syntax.position(source, def.start)), start = def.node.start, stop = def.node.stop }
+end
+
+--- The 1-based line where `fn` is defined (M.definition), or nil.
+function M.definition_line(ts, language, source, fn, limits)
+  local def = M.definition(ts, language, source, fn, limits)
+  return def and def.line
 end
 
 local EXPORTED = { rust = "pub", typescript = "exported" }

@@ -223,6 +223,11 @@ function M.model(store, run)
       and ("admitted: %s is inside the %s profile"):format(a.source, a.profile)
       or ("not admitted: %s at %s: %s"):format(tostring(a.rule), tostring(a.at), tostring(a.message)) }
   end
+  -- How the one command chose its trusted target (vkit change certify --base).
+  if type(payload.trusted_branch) == "string" or payload.base_from_caller == true then
+    model.subject[#model.subject + 1] = { label = "trusted target", value = require("vkit.change.trusted_base")
+      .describe(tostring(request.base), type(payload.trusted_branch) == "string" and payload.trusted_branch or nil) }
+  end
   if shadow.trust_candidate_code then
     model.subject[#model.subject + 1] = { label = "trust-candidate-code", value = "used: the host accepts a "
       .. "candidate outside the pure profile" }

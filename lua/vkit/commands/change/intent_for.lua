@@ -1,14 +1,24 @@
 --- Which accepted intent a change is about, for the one-command flow
 -- (`vkit change certify --base REV --candidate REV`): among the intents
 -- the base accepts (verification/change-intents/accepted.v1.json at the
--- base, which is the trusted target), those whose bound source file
--- differs between base and candidate.  Read from Git objects only, never
--- the working tree.  Exactly one must match; otherwise the sentence says
--- which to name with --intent.
+-- base, read from Git objects only, never the working tree nor anything
+-- the candidate holds), those whose bound source file differs between
+-- base and candidate.  One is the answer.  When several bind changed
+-- files, the syntax trees narrow them (vkit.change.touched): the answer is
+-- the one intent whose function's definition changed, only when every
+-- other binds the same file, no other file of that language changed, and
+-- the change is confined to that definition (nothing else in the file
+-- changed, nothing else names the function);
+-- the others are returned as `uncertified`, for the command to name.
+-- Otherwise the sentence says which to name with --intent, one run each:
+-- a function whose own text is unchanged can change behaviour through a
+-- helper it calls, so narrowing never drops an intent silently.
 local json = require "vkit.json"
 local hash = require "vkit.hash"
 local fs = require "vkit.fs"
 local intent_mod = require "vkit.change.intent"
+local touched = require "vkit.change.touched"
+local scaffold = require "vkit.change.scaffold"
 local change_policy = require("vkit.policy").change
 
 local M = {}
@@ -23,7 +33,8 @@ local function read_json(repo, commit, path)
   return doc
 end
 
--- {digest, source, function} of one accepted intent at the base.
+-- {digest, source, function, language, requirement} of one accepted intent
+-- at the base (its binding map read there; preflight checks its pin).
 local function bound(repo, base, digest)
   local path = intent_mod.revision_path(change_policy.layout, digest)
   local blob, message = repo:read(base, path, CAP)
@@ -32,20 +43,25 @@ local function bound(repo, base, digest)
   if not revision then return nil, rmessage end
   local map, mmessage = read_json(repo, base, revision.artifacts.binding_map.path)
   if not map then return nil, mmessage end
-  return { digest = digest, source = map.source, ["function"] = map["function"],
+  return { digest = digest, source = map.source, ["function"] = map["function"], language = map.language,
            requirement = revision.requirement.source }
 end
 
--- Whether `path` differs between the two commits (absent on one side
--- counts; a source over the cap, which preflight refuses anyway, counts
--- as changed).
-local function differs(repo, base, candidate, path)
-  if type(path) ~= "string" then return false end
+-- The two sides of `path`: {base, candidate (blobs or nil), differs}.
+-- Absent on one side counts as differing; so does a source over the cap,
+-- which preflight refuses anyway.
+local function sides(repo, base, candidate, path)
+  if type(path) ~= "string" then return { differs = false } end
   local cap = change_policy.caps.source_bytes
   local a, _, acode = repo:read(base, path, cap)
   local b, _, bcode = repo:read(candidate, path, cap)
-  if a and b then return a.blob ~= b.blob or a.mode ~= b.mode end
-  return not (acode == "missing-path" and bcode == "missing-path")
+  local differs
+  if a and b then
+    differs = a.blob ~= b.blob or a.mode ~= b.mode
+  else
+    differs = not (acode == "missing-path" and bcode == "missing-path")
+  end
+  return { base = a, candidate = b, differs = differs }
 end
 
 --- The digest named by --intent: a digest itself, or an intent revision
@@ -59,8 +75,82 @@ function M.named(text)
   return revision.digest
 end
 
+local function name(b)
+  return ("%s (%s in %s)"):format(b.digest, b["function"], b.source)
+end
+
+local function names(list)
+  local out = {}
+  for _, b in ipairs(list) do out[#out + 1] = name(b) end
+  return table.concat(out, ", ")
+end
+
+-- Another file of the language's sources (by its extension) than `path`
+-- that differs between the two commits: its path, or why the trees could
+-- not be compared; nil when there is none.
+local function other_code(repo, base, candidate, language, path)
+  local pattern = scaffold.EXTENSIONS[language]
+  local a, awhy = repo:tree(base)
+  local b, bwhy = repo:tree(candidate)
+  if not (pattern and a and b) then
+    return ("the trees could not be compared (%s)"):format(tostring(awhy or bwhy or language))
+  end
+  local at = {}
+  for _, e in ipairs(a) do at[e.path] = e.blob .. " " .. e.mode end
+  for _, e in ipairs(b) do
+    if e.path ~= path and e.path:match(pattern) and at[e.path] ~= e.blob .. " " .. e.mode then return e.path end
+    at[e.path] = nil
+  end
+  for _, e in ipairs(a) do
+    if at[e.path] and e.path ~= path and e.path:match(pattern) then return e.path end  -- deleted
+  end
+  return nil
+end
+
+-- Among several intents binding changed files: the one the change is
+-- about, or nil and the sentence saying why none can be chosen.
+local function narrow(repo, base, candidate, changed, files)
+  local defs = {}
+  for _, b in ipairs(changed) do
+    local f = files[b.source]
+    b.touch = touched.compare(b.language, f.base and f.base.bytes, f.candidate and f.candidate.bytes, b["function"])
+    if b.touch.definition_changed then defs[#defs + 1] = b end
+  end
+  local head = ("the change touches the sources of %d accepted intents: %s"):format(#changed, names(changed))
+  local tail = "; name one with --intent, and certify each (a function whose own text is unchanged "
+    .. "can change behaviour through what it calls)"
+  if #defs ~= 1 then
+    return nil, head .. ("; %s changed"):format(#defs == 0 and "none of their definitions"
+      or ("the definitions of %d of them"):format(#defs)) .. tail
+  end
+  local chosen, others = defs[1], {}
+  for _, b in ipairs(changed) do
+    if b ~= chosen then
+      if b.source ~= chosen.source then
+        return nil, head .. ("; only %s's definition changed, but %s changed too"):format(chosen["function"], b.source)
+          .. tail
+      end
+      others[#others + 1] = b
+    end
+  end
+  if not chosen.touch.confined then
+    return nil, head .. ("; only %s's definition changed, but the change reaches outside it in %s (another "
+      .. "line of the file changed, or the file names %s elsewhere)"):format(chosen["function"], chosen.source,
+      chosen["function"]) .. tail
+  end
+  local other = other_code(repo, base, candidate, chosen.language, chosen.source)
+  if other then
+    return nil, head .. ("; only %s's definition changed, but %s changed too"):format(chosen["function"], other)
+      .. tail
+  end
+  chosen.uncertified = others
+  return chosen
+end
+
 --- The accepted intent binding the function the change touches: {digest,
---  source, function, requirement}, or nil and a sentence.
+--  source, function, language, requirement, uncertified (the other
+--  intents binding the same file, not certified by this run; or nil)}, or
+--  nil and a sentence.
 function M.find(repo, base, candidate, where)
   local list_path = change_policy.layout.accepted_list
   local blob, message, code = repo:read(base, list_path, CAP)
@@ -73,31 +163,33 @@ function M.find(repo, base, candidate, where)
   end
   local accepted, amessage = intent_mod.parse_accepted(blob.bytes, list_path)
   if not accepted then return nil, amessage end
-  local changed, unchanged, problems = {}, {}, {}
+  local changed, unchanged, problems, files = {}, {}, {}, {}
   for _, digest in ipairs(accepted.list) do
     local b, why = bound(repo, base, digest)
     if not b then
       problems[#problems + 1] = ("%s: %s"):format(digest:sub(1, 12), why)
-    elseif differs(repo, base, candidate, b.source) then
-      changed[#changed + 1] = b
     else
-      unchanged[#unchanged + 1] = b
+      local key = type(b.source) == "string" and b.source or ""
+      files[key] = files[key] or sides(repo, base, candidate, b.source)
+      if files[key].differs then changed[#changed + 1] = b else unchanged[#unchanged + 1] = b end
     end
   end
   if #changed == 1 then return changed[1] end
-  local function names(list)
-    local out = {}
-    for _, b in ipairs(list) do out[#out + 1] = ("%s (%s in %s)"):format(b.digest, b["function"], b.source) end
-    return table.concat(out, ", ")
-  end
-  if #changed > 1 then
-    return nil, ("the change touches the sources of %d accepted intents: %s; name one with --intent"):format(#changed,
-      names(changed))
-  end
+  if #changed > 1 then return narrow(repo, base, candidate, changed, files) end
   local why = #accepted.list == 0 and "the base accepts no intent"
     or ("no accepted intent binds a source the change touches (accepted: %s)"):format(names(unchanged))
   if #problems > 0 then why = why .. "; unreadable: " .. table.concat(problems, "; ") end
   return nil, why .. "; name one with --intent"
+end
+
+--- The line naming the intents a run did not certify (M.find's
+--  `uncertified`), or nil when there are none.
+function M.uncertified_line(found)
+  if not (found and found.uncertified and #found.uncertified > 0) then return nil end
+  local one = #found.uncertified == 1
+  return ("not certified: %s %s %s too; %s, but certify %s with --intent D"):format(names(found.uncertified),
+    one and "binds" or "bind", found.source, one and "its definition is unchanged" or "their definitions are unchanged",
+    one and "it" or "each")
 end
 
 return M
