@@ -274,7 +274,7 @@ function M.run(argv)
   local run = change_runs.wait(store, id, seconds, function(text) io.stderr:write(text) end)
   local code = exit.change_exit(run)
   if opts.json then
-    print(json.encode(change_runs.shadow(store, run), { indent = 2 }))
+    print(json.encode(require("vkit.report").certification_summary(store, run), { indent = 2 }))
   elseif store_mod.TERMINAL[run.state.status] then
     -- Done: what the run established, as `vkit run show` prints it.
     local report = require "vkit.report"
