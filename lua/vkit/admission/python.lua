@@ -39,6 +39,11 @@
 --                  builtins above; nothing may shadow an allowed builtin or
 --                  `math`, and no name may begin and end with `__`.
 --
+-- opts.signature (issue 34; the signature policy, policies/signatures.lua)
+-- admits 1 to max_params parameters, a result annotated `tuple[...]` of
+-- int and bool, and returned tuples within the policy's bounds; the body's
+-- rules are the same.  Without it, the seed's profile exactly.
+--
 -- `check(tree, source, opts)` is pure: tree is vkit.ts's export.
 local syntax = require "vkit.admission.syntax"
 

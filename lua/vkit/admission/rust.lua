@@ -21,6 +21,11 @@
 -- (vkit.admission): a file it admits holds no state (no `static`, no
 -- `unsafe`, no interior mutability: no calls at all), reaches nothing
 -- outside the function (no paths, no macros, no calls) and cannot loop.
+--
+-- opts.signature (issue 34; the signature policy, policies/signatures.lua)
+-- admits 1 to max_params parameters of the policy's types, a tuple result
+-- type and tuple expressions where the value is returned; the body's rules
+-- are the same.  The relational (Kani) admission never passes it.
 local syntax = require "vkit.admission.syntax"
 
 local M = {}

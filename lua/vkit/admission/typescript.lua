@@ -36,6 +36,12 @@
 --                  constant of this file, or `Math` as the object of an
 --                  allowed call; nothing may be bound as `Math`.
 --
+-- opts.signature (issue 34; the signature policy, policies/signatures.lua)
+-- admits 1 to max_params parameters, `bigint` beside number and boolean,
+-- tuple result types, an array literal only as a returned tuple, and
+-- BigInt(e); the body's rules are the same.  Without it, the seed's
+-- profile exactly.
+--
 -- `check(tree, source, opts)` is pure: tree is vkit.ts's export.
 local syntax = require "vkit.admission.syntax"
 
