@@ -96,7 +96,8 @@ describe("reading a declared signature", function()
   end)
 
   it("refuses TypeScript types outside the profile", function()
-    for _, t in ipairs { "string", "any", "unknown", "object", "number[]", "Number", "BigInt", "1", "number | bigint" } do
+    local outside = { "string", "any", "unknown", "object", "number[]", "Number", "BigInt", "1", "number | bigint" }
+    for _, t in ipairs(outside) do
       refused_read("typescript", ("export function f(a: %s): number { return 1; }"):format(t), "unsupported-type")
     end
   end)
@@ -125,7 +126,8 @@ end)
 describe("resolving a read with the declared types", function()
   it("takes every width from Rust as it stands, and recognises the seed's u32 -> u32", function()
     local r = assert(resolve("rust", "pub fn f(x: i32, lo: i32, hi: i32) -> i32 { x }", nil))
-    assert.same({ params = { { name = "x", type = "i32" }, { name = "lo", type = "i32" }, { name = "hi", type = "i32" } },
+    assert.same({ params = { { name = "x", type = "i32" }, { name = "lo", type = "i32" },
+                             { name = "hi", type = "i32" } },
                   returns = "i32" }, r.signature)
     assert.is_false(r.seed)
     assert.same({}, r.u32_only)
@@ -157,7 +159,8 @@ describe("resolving a read with the declared types", function()
   it("takes the widths the source leaves open from the declarations", function()
     local r = assert(resolve("python", "def f(x: int, lo: int, hi) -> tuple[bool, int]:\n    return x\n",
       { types = { x = "i16", lo = "i16", hi = "u8" }, returns = { "bool", "i64" } }))
-    assert.same({ params = { { name = "x", type = "i16" }, { name = "lo", type = "i16" }, { name = "hi", type = "u8" } },
+    assert.same({ params = { { name = "x", type = "i16" }, { name = "lo", type = "i16" },
+                             { name = "hi", type = "u8" } },
                   returns = { "bool", "i64" } }, r.signature)
     r = assert(resolve("typescript", "export function f(a: number, b: bigint): [boolean, bigint] { return [true, b]; }",
       { types = { a = "u32", b = "u64" }, returns = { "bool", "i64" } }))
@@ -168,8 +171,9 @@ describe("resolving a read with the declared types", function()
     -- every width up to 32 bits is exact in a number, both 64-bit ones in a bigint
     for _, t in ipairs(INTEGERS) do
       local wide = t == "u64" or t == "i64"
-      local n = resolve("typescript", "export function f(a: number): number { return a; }", { types = { a = t }, returns = t })
-      local b = resolve("typescript", "export function f(a: bigint): bigint { return a; }", { types = { a = t }, returns = t })
+      local declared = { types = { a = t }, returns = t }
+      local n = resolve("typescript", "export function f(a: number): number { return a; }", declared)
+      local b = resolve("typescript", "export function f(a: bigint): bigint { return a; }", declared)
       assert.equal(not wide, n ~= nil, t)
       assert.equal(wide, b ~= nil, t)
     end

@@ -123,10 +123,8 @@ local TUPLE = {
 local function read_result(language, source, node, policy)
   local parts = TUPLE[language](source, node)
   if not parts then return SCALAR[language](source, node, "the result", policy) end
-  if #parts < policy.min_components or #parts > policy.max_components then
-    return fail("tuple-length", "the result is a tuple of %d; the profile returns %d to %d values", #parts,
-      policy.min_components, policy.max_components)
-  end
+  local problem = syntax.tuple_problem(policy, #parts)
+  if problem then return fail("tuple-length", "the result is %s", problem) end
   local slots = {}
   for i, part in ipairs(parts) do
     local slot, code, message = SCALAR[language](source, part, ("component %d of the result"):format(i), policy)
@@ -166,8 +164,8 @@ function M.read(ts, language, source, fn, limits, policy, path)
   local read = { language = language, ["function"] = fn, params = {} }
   for i, p in ipairs(def.params) do
     if not PLAIN[language](p) then
-      return fail("parameter-form", "parameter %d of `%s` in %s (`%s`) is not a plain parameter (no default, rest, optional or destructured form)", i, fn, path,
-        syntax.text(source, p.node))
+      return fail("parameter-form", "parameter %d of `%s` in %s (`%s`) is not a plain parameter (no default, rest, "
+        .. "optional or destructured form)", i, fn, path, syntax.text(source, p.node))
     end
     local slot = {}
     if p.type_node then
@@ -266,10 +264,8 @@ function M.resolve(read, declared, policy)
         source_tuple and ("a tuple of " .. #r) or ("`" .. tostring(r.hint) .. "`"))
     end
     local n = want and #want or #r
-    if n < policy.min_components or n > policy.max_components then
-      return fail("tuple-length", "the result is a tuple of %d; the profile returns %d to %d values", n,
-        policy.min_components, policy.max_components)
-    end
+    local problem = syntax.tuple_problem(policy, n)
+    if problem then return fail("tuple-length", "the result is %s", problem) end
     signature.returns = {}
     for i = 1, n do
       local ty, code, message = settle(source_tuple and r[i] or {}, want and want[i], policy,
