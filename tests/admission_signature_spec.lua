@@ -384,3 +384,25 @@ describe("the seed's profile without the option", function()
     assert.matches("a tuple of 1", syntax.tuple_problem(policy, policy.min_components - 1))
   end)
 end)
+
+describe("the signature option in the separate admission process", function()
+  local admission = require "vkit.change.admission"
+  local source = "def f(x: int, b: bool) -> tuple[bool, int]:\n    return b, x\n"
+  it("admits through `vkit ts_admit --signature` what the seed's profile refuses there", function()
+    local r = admission.admit("python", "src/f.py", source, "f", { signature = true })
+    assert.is_true(r.admitted, r.refusal ~= vkit.json.null and r.refusal.message or nil)
+    assert.equal("pure-python-signature", r.profile)
+    local seed = admission.admit("python", "src/f.py", source, "f")
+    assert.is_false(seed.admitted)
+    assert.equal("admission-annotation", seed.refusal.rule)
+    assert.equal("pure-python", seed.profile)
+  end)
+  it("refuses there by the same rules, worded for the option", function()
+    local r = admission.admit("typescript", "src/f.ts",
+      "export function f(a: number, b: number): [number, number] {\n  return [a, b, a, b, a];\n}\n", "f",
+      { signature = true })
+    assert.is_false(r.admitted)
+    assert.equal("admission-expression", r.refusal.rule)
+    assert.matches("a tuple of 5", r.refusal.message, 1, true)
+  end)
+end)
