@@ -35,9 +35,9 @@ return {
   -- below, a few seconds of native calls per side in each language.
   exhaustive_inputs = 1 << 20,
   -- Inputs per driver invocation.  The longest line a driver can print is
-  -- 4 i64 inputs and 4 i64 results (about 170 bytes), so a batch's stdout
-  -- stays under 11.2 MiB and its stdin under 2 MiB (4 x 8 bytes per
-  -- input); 2^20 inputs are then 16 invocations per side and pass, so two
+  -- 4 i64 inputs and 4 i64 results (168 bytes), so a batch's stdout is at
+  -- most 10.5 MiB and its stdin at most 2 MiB (4 x 8 bytes per input);
+  -- 2^20 inputs are then 16 invocations per side and pass, so two
   -- sides and two passes fit the seed's 128-invocation budget with room for
   -- builds and split batches.
   batch_inputs = 1 << 16,

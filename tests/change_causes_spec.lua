@@ -10,7 +10,8 @@ local intents = require "tests.support.intents"
 local causes = require "vkit.change.causes"
 
 -- Certifies `candidate` (source of the bound file) with `method`; returns
--- what `vkit run show` and `vkit run report --format md` print.
+-- what `vkit run show` and `vkit run report --format md` print, a report
+-- in any format, and `vkit run show --json` decoded.
 local function certify(p, path, candidate, method)
   local commit = p.commit({ [path] = candidate }, p.target)
   local summary = intents.certify(p, commit, { "--method", method })
@@ -20,7 +21,11 @@ local function certify(p, path, candidate, method)
   local function report(format)
     return t.vkit({ "run", "report", "--run", summary.run_id, "--format", format, "--project", project }).stdout
   end
-  return show.stdout, md.stdout, report
+  local function show_json()
+    local r = t.vkit { "run", "show", summary.run_id, "--json", "--project", project }
+    return assert(json.decode(r.stdout), r.stderr .. r.stdout)
+  end
+  return show.stdout, md.stdout, report, show_json
 end
 
 -- A project whose binding names `fn` in `language`.
@@ -60,11 +65,20 @@ describe("the cause of an input that could not be checked", function()
   it("an exception is named with the last lines of its traceback (per-input) or its message (batch)", function()
     local s
     p, s = project("python")
-    local show = certify(p, s.path, RAISES, "finite_paired")
+    local show, _, _, show_json = certify(p, s.path, RAISES, "finite_paired")
     assert.matches('cause %(candidate%): File "[^"]*score%.py", line 3, in score | return 1 // 0 | '
       .. "ZeroDivisionError: integer division or modulo by zero %(3 inputs, first 59%)", show)
-    show = certify(p, s.path, RAISES, "exhaustive")
+    -- `run show --json` carries the same causes as data, one per method and side
+    local causes_json = show_json().causes
+    assert.equal(1, #causes_json, json.encode(causes_json))
+    local c = causes_json[1]
+    assert.same({ "finite_paired", "candidate", 3, "inputs", 59 }, { c.method, c.side, c.count, c.unit, c.first })
+    assert.matches('^File "[^"]*score%.py", line 3, in score | return 1 // 0 | ZeroDivisionError: integer division '
+      .. "or modulo by zero$", c.text)
+    show, _, _, show_json = certify(p, s.path, RAISES, "exhaustive")
     assert.matches("cause %(candidate%): raised ZeroDivisionError: integer division or modulo by zero %(50 inputs, first 50%)", show)
+    assert.same({ { method = "exhaustive", side = "candidate", text = "raised ZeroDivisionError: integer division or "
+      .. "modulo by zero", count = 50, unit = "inputs", first = 50 } }, show_json().causes)
     -- outside the pure profile: the fresh-module driver says the same
     show = certify(p, s.path, "import os\n" .. RAISES, "exhaustive")
     assert.matches("candidate observed fresh-module-per-input", show, 1, true)

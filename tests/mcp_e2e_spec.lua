@@ -199,6 +199,21 @@ describe("vkit mcp with the official MCP SDK client (" .. backend.name .. " stor
     assert.matches("blocked at method", blocked.text[1])
     assert.same({}, blocked.structured.methods)
 
+    -- A run named by a unique prefix of its id or of its hex tail, or latest
+    -- (the blocked run, queued last); an ambiguous or unknown name is a tool
+    -- error with the sentence and its code, and no structured content.
+    assert.same(final, s.get_tail_prefix.value.structured)
+    assert.same(final, s.wait_prefix.value.structured)
+    assert.equal(final.run_id, s.report_tail_prefix.value.structured.run_id)
+    assert.equal(blocked.structured.run_id, s.get_latest.value.structured.run_id)
+    local ambiguous = s.get_ambiguous.value
+    assert.is_true(ambiguous.isError)
+    assert.equal(json.null, ambiguous.structured)
+    assert.matches("r- is ambiguous: 2 runs start so (" .. blocked.structured.run_id .. ", " .. final.run_id
+      .. "); type more of the id (ambiguous-run)", ambiguous.text[1], 1, true)
+    assert.is_true(s.wait_unknown_name.value.isError)
+    assert.matches("no run zz in .* %(unknown%-run%)$", s.wait_unknown_name.value.text[1])
+
     -- vac_verify returns exactly what `vkit vac verify --json` prints.
     local vac_cli = cli_json { "vac", "verify", vkit.root .. "/fixtures/vac/valid/v01", "--json" }
     assert.is_false(s.vac_valid.value.isError)

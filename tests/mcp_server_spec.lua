@@ -188,6 +188,48 @@ describe("mcp session (" .. backend.name .. " store)", function()
     assert.matches("was cancelled", result.content[1].text)
   end)
 
+  it("takes a run as `vkit run` does: whole id, unique prefix of it or of its tail, latest; refuses the rest", function()
+    backend.fresh()                       -- runs no earlier case queued: `latest` and the prefixes are ours
+    project_mod.store_url = backend.url()
+    local common = require "vkit.store.common"
+    local real_new_id = common.new_id
+    finally(function() common.new_id = real_new_id end)
+    local A = "r-20260101T000000Z-3f2a00000001"
+    local B = "r-20260101T000001Z-3f2b00000002"
+    local C = "r-20260101T000002Z-7c0000000003"
+    local store = backend.open(dir)
+    for _, id in ipairs { A, B, C } do
+      common.new_id = function() return id end
+      assert.equal(id, store:submit("probe", { ms = 0 }))
+    end
+    common.new_id = real_new_id
+    local s, sent = ready(dir)
+    for i, case in ipairs {
+      { "run_get", C, C }, { "run_get", "3f2a", A }, { "run_get", "r-20260101T000001", B },
+      { "run_get", "latest", C }, { "run_wait", "7c", C }, { "run_report", "3f2b", B },
+    } do
+      local args = { run_id = case[2] }
+      if case[1] == "run_wait" then args.wait = 0 end
+      local result = call(s, sent, i, case[1], args)
+      assert.is_false(result.isError, case[1] .. " " .. case[2] .. ": " .. result.content[1].text)
+      assert.equal(case[3], result.structuredContent.run_id, case[1] .. " " .. case[2])
+      assert.is_true(arguments.check(tools.find(case[1]).output, result.structuredContent))
+    end
+    for i, case in ipairs {
+      { "run_get", "3f", "3f is ambiguous: 2 runs start so (" .. B .. ", " .. A .. "); type more of the id (ambiguous-run)" },
+      { "run_wait", "r-2026", "r-2026 is ambiguous: 3 runs start so (" .. C .. ", " .. B .. ", " .. A .. ")" },
+      { "run_report", "3f", "(ambiguous-run)" },
+      { "run_get", "9e", "no run 9e in " },
+      { "run_report", "9e", "(unknown-run)" },
+      { "run_wait", "r-20270101", "(unknown-run)" },
+    } do
+      local result = call(s, sent, 20 + i, case[1], { run_id = case[2] })
+      assert.is_true(result.isError, case[1] .. " " .. case[2])
+      assert.matches(case[3], result.content[1].text, 1, true)
+      assert.is_nil(result.structuredContent)
+    end
+  end)
+
   it("reads blocked runs of both kinds as refusals naming why, and findings as results", function()
     local runs = require "vkit.mcp.runs"
     local function run(outcome) return { id = "r-1", state = { status = "done", outcome = outcome } } end

@@ -1,4 +1,5 @@
--- Naming a run on the command line (issue 33 item 1): the whole id, a
+-- Naming a run on the command line and in the REPL's run(name) (issue 33
+-- item 1; the MCP tools in tests/mcp_server_spec.lua): the whole id, a
 -- unique prefix of the id or of its hex tail, or `latest`; positionally
 -- or with --run.  An ambiguous name is a usage error that lists the
 -- candidates, an unknown one is exit 6, and `latest` refuses to guess
@@ -105,6 +106,27 @@ describe("run names", function()
     assert.matches("name the run once", r.stderr, 1, true)
     r = t.vkit { "run", "list", "3f2a", "--project", project }
     assert.equal(2, r.code)
+  end)
+
+  it("names runs the same way in the REPL's run(name), and refuses an ambiguous or unknown name", function()
+    queue { A, B, C }
+    local function repl(chunk)
+      return t.vkit({ "repl", "--project", project }, chunk .. "\n")
+    end
+    for _, case in ipairs { { A, A }, { "3f2a", A }, { "7c", C }, { "r-20260101T000001", B }, { "latest", C } } do
+      local r = repl(("run(%q).id"):format(case[1]))
+      assert.equal(0, r.code, case[1] .. ": " .. r.stderr)
+      assert.equal(json.encode(case[2]) .. "\n", r.stdout, case[1])
+    end
+    local r = repl 'run("3f")'
+    assert.equal(1, r.code)
+    assert.equal("", r.stdout)
+    assert.matches("3f is ambiguous: 2 runs start so (" .. B .. ", " .. A .. "); type more of the id (ambiguous-run)",
+      r.stderr, 1, true)
+    r = repl 'x = run("9e")'
+    assert.equal(1, r.code)
+    assert.matches("no run 9e in file store ", r.stderr, 1, true)
+    assert.matches("(unknown-run)", r.stderr, 1, true)
   end)
 
   it("orders new ids by the millisecond they were queued in", function()

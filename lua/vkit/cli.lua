@@ -76,11 +76,14 @@ end
 --- The job store of a project for a command: nil and the exit code (the
 --  one-line error printed) when the project is not a directory (or, with
 --  opts.git, not a Git repository: 7) or the store cannot be opened (3).
+--  The project is the top of the Git work tree holding `project` (default
+--  the current directory), found upward as git finds it, so a subdirectory
+--  reads the same store; a directory outside Git is the project itself.
 --  opts.create = false for read-only commands, which never make a .vkit/.
 function M.open_store(project, opts)
   opts = opts or {}
   project = project or "."
-  local real = fs.realpath(project)
+  local real = require("vkit.cli.repository").project(project)
   local st = real and fs.lstat(real)
   if not st or st.kind ~= "dir" then
     return nil, M.fail(M.EXIT.not_a_repository, "the project %s is not a directory", project)

@@ -153,6 +153,14 @@ if (config.scenario === "certify") {
   await step("wait_zero", () => call("run_wait", { run_id: id, wait: 0 }));
   await step("blocked", () => call("change_certify", { request, trusted_target_oid: trusted_target,
                                                          method: "rust_kani", wait: 30 }, withProgress));
+  // Runs named as `vkit run` names them (two runs now: the certification and the blocked one).
+  const tail = id ? id.slice(id.lastIndexOf("-") + 1, id.lastIndexOf("-") + 9) : undefined;
+  await step("get_tail_prefix", () => call("run_get", { run_id: tail }));
+  await step("wait_prefix", () => call("run_wait", { run_id: id ? id.slice(0, -3) : undefined, wait: 0 }));
+  await step("report_tail_prefix", () => call("run_report", { run_id: tail, format: "json" }));
+  await step("get_latest", () => call("run_get", { run_id: "latest" }));
+  await step("get_ambiguous", () => call("run_get", { run_id: "r-" }));
+  await step("wait_unknown_name", () => call("run_wait", { run_id: "zz", wait: 0 }));
   await step("vac_valid", () => call("vac_verify", { bundle: config.vac.valid }));
   await step("vac_refused", () => call("vac_verify", { bundle: config.vac.refused }));
   await step("vac_missing", () => call("vac_verify", { bundle: "no/such/bundle" }));

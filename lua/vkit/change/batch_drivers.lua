@@ -35,6 +35,7 @@
 -- is used as it is, exactly as the per-input drivers use it.
 local drivers = require "vkit.change.drivers"
 local causes = require "vkit.change.driver_causes"
+local batch_end = require "vkit.change.batch_end"
 local json = require "vkit.json"
 
 local M = {}
@@ -70,8 +71,8 @@ end
 
 -- What every driver of a language shares, as text spliced into its
 -- program (each variant differs only in how it calls the function): the
--- input read, which happens before the candidate is loaded; the check that
--- a value is a u32; and the one write of all lines at the end.
+-- input read, which happens before the candidate is loaded, and the check
+-- that a value is a u32 (the end, the one write: vkit.change.batch_end).
 local RUST_READ = [==[
     let mut input = Vec::new();
     if std::io::stdin().read_to_end(&mut input).is_err() || input.is_empty() || input.len() % 4 != 0 {
@@ -81,15 +82,6 @@ local RUST_READ = [==[
     keep_panics();
     let mut causes = Vec::new();
     let mut out = String::with_capacity(xs.len() * 22);
-]==]
-
-local RUST_WRITE = [==[
-    flush_causes(&causes);
-    let mut stdout = std::io::stdout();
-    if stdout.write_all(out.as_bytes()).is_err() || stdout.flush().is_err() {
-        std::process::exit(5);
-    }
-}
 ]==]
 
 -- Python's helpers are bound as main's defaults, before the candidate
@@ -109,19 +101,6 @@ local PY_CLASSIFY = [[
             lines.append(b"%d %d\n" % (x, y))
 ]]
 
-local PY_WRITE = [[
-    flush_causes(causes)
-    out = b"".join(lines)
-    flush()
-    while out:
-        try:
-            out = out[write(1, out):]
-        except OSError:
-            exit(5)
-    exit(0)
-main()
-]]
-
 -- TypeScript's helpers are taken before the candidate is required, so a
 -- candidate that patches fs.writeSync or Number.isInteger changes nothing.
 local TS_READ = [[
@@ -132,19 +111,6 @@ if (data.length === 0 || data.length % 4 !== 0) exit(3);
 const xs = [];
 for (let i = 0; i < data.length; i += 4) xs.push(data.readUInt32LE(i));
 const notU32 = (y) => typeof y !== 'number' || !isInteger(y) || y < 0 || y > 0xFFFFFFFF;
-]]
-
-local TS_WRITE = [[
-flushCauses(causes);
-const bytes = bytesOf(out);
-let off = 0;
-while (off < bytes.length) {
-  try {
-    off += writeSync(1, bytes, off, bytes.length - off);
-  } catch (e) {
-    if (e.code !== 'EAGAIN') exit(5);
-  }
-}
 ]]
 
 function M.rust(module_path, fn)
@@ -164,7 +130,7 @@ fn main() {
             }
         }
     }
-%s]==]):format(drivers.literal(module_path), causes.rust, RUST_READ, fn, RUST_WRITE)
+%s]==]):format(drivers.literal(module_path), causes.rust, RUST_READ, fn, batch_end.rust)
 end
 
 function M.python(module_path, fn)
@@ -189,7 +155,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, flush=sys.stdout
             note(causes, b"raise", raised(e), x)
             continue
 %s%s]]):format(causes.python, PY_READ, drivers.literal(module_path), json.encode(fn), drivers.py_bytes(fn), fn,
-    PY_CLASSIFY, PY_WRITE)
+    PY_CLASSIFY, batch_end.python)
 end
 
 function M.typescript(compiled_path, fn)
@@ -219,7 +185,7 @@ for (let i = 0; i < xs.length; i++) {
     note(causes, 'range', shown(y), x);
   } else out += x + ' ' + y + '\n';
 }
-%s]]):format(TS_READ, causes.typescript, drivers.literal(compiled_path), json.encode(fn), json.encode(fn), fn, TS_WRITE)
+%s]]):format(TS_READ, causes.typescript, drivers.literal(compiled_path), json.encode(fn), json.encode(fn), fn, batch_end.typescript)
 end
 
 function M.rust_fresh(module_path, fn)
@@ -295,7 +261,7 @@ fn main() {
             note(&mut causes, "raise", "the input's process ended without an answer".to_string(), x);
         }
     }
-%s]==]):format(drivers.literal(module_path), causes.rust, RUST_READ, fn, RUST_WRITE)
+%s]==]):format(drivers.literal(module_path), causes.rust, RUST_READ, fn, batch_end.rust)
 end
 
 function M.python_fresh(module_path, fn)
@@ -322,7 +288,7 @@ def main(write=os.write, exit=os._exit, kind=type, integer=int, module_type=type
                 note(causes, b"missing", %s, x)
             continue
 %s%s]]):format(causes.python, PY_READ, drivers.literal(module_path), fn, fn, drivers.py_bytes(fn), PY_CLASSIFY,
-    PY_WRITE)
+    batch_end.python)
 end
 
 function M.typescript_fresh(compiled_path, fn)
@@ -356,7 +322,7 @@ for (const x of xs) {
   }
   out += line;
 }
-%s]]):format(TS_READ, drivers.literal(compiled_path), causes.typescript, json.encode(fn), json.encode(fn), fn, TS_WRITE)
+%s]]):format(TS_READ, drivers.literal(compiled_path), causes.typescript, json.encode(fn), json.encode(fn), fn, batch_end.typescript)
 end
 
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }

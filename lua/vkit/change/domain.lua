@@ -17,7 +17,8 @@
 --   set          *  |  item ( "|" item )*        item: V  or  LO..HI
 --   domain       name=set ( "," name=set )*      every parameter once
 --   box          name=set ( "," name=set )*  or  *   an omitted parameter is its whole type
---   requirement  box -> set ( ";" set )*         one set per result component
+--   outputs      set ( ";" set )*                one set per result component
+--   requirement  box -> outputs                  (the observation universe is outputs alone)
 --
 -- V is canonical value text (vkit.change.signature.parse_value: decimal,
 -- true, false); spaces around tokens are ignored.  "," only separates
@@ -94,6 +95,7 @@ end
 --  `type_name`; nil, message, code (`syntax`, `range`, `empty-range`).
 function M.parse_set(type_name, text)
   if not signature.type(type_name) then return fail("unknown-type", "unknown type %s", tostring(type_name)) end
+  if type(text) ~= "string" then return fail("syntax", "a set's text is a string") end
   text = trim(text)
   if text == "*" then return M.whole(type_name) end
   if text == "" then return fail("syntax", "an empty set") end
@@ -181,6 +183,7 @@ function M.product(sig, sets, cap)
       for j, p in ipairs(sig.params) do if p.name == k then i = j end end
     end
     if math.type(i) ~= "integer" or not sig.params[i] then return fail("unknown-param", "no parameter %s", tostring(k)) end
+    if by_position[i] then return fail("duplicate-param", "parameter %s given twice", sig.params[i].name) end
     by_position[i] = set
   end
   local d = { sig = sig, sets = {}, counts = {}, offsets = {}, size = 1 }
@@ -292,28 +295,49 @@ function M.box_text(sig, box)
   return #parts == 0 and "*" or table.concat(parts, ",")
 end
 
+--- Parses one set per result component, joined by `;` (`true; 0..5`, `*`
+--  for any value): a requirement's allowed outputs, and the observation
+--  universe (every output the function may legally return).  A list of
+--  sets, or nil, message, code (`arity`: not one set per component; else
+--  parse_set()'s).
+function M.parse_outputs(sig, text)
+  if type(text) ~= "string" then return fail("syntax", "output sets are text") end
+  local parts = {}
+  for part in (text .. ";"):gmatch "([^;]*);" do parts[#parts + 1] = part end
+  if #parts ~= #sig.returns then
+    return fail("arity", "%d output sets for %d result components", #parts, #sig.returns)
+  end
+  local outputs = {}
+  for i, part in ipairs(parts) do
+    local set, msg, code = M.parse_set(sig.returns[i], part)
+    if not set then return fail(code, "output %d: %s", i, msg) end
+    outputs[i] = set
+  end
+  return outputs
+end
+
+--- The canonical text of one set per result component.
+function M.outputs_text(outputs)
+  local parts = {}
+  for i, set in ipairs(outputs) do parts[i] = M.set_text(set) end
+  return table.concat(parts, "; ")
+end
+
 --- Parses a standing requirement (or a guard) `box -> set; set; ...`: on
 --  every input in the box, each result component is in its set (`*`: any).
 --  Returns {box, outputs = {set per component}}, or nil, message, code
 --  (`syntax`: no single `->`; `arity`: not one set per result component).
 function M.parse_requirement(sig, text)
+  if type(text) ~= "string" then return fail("syntax", "a requirement's text is a string") end
   local box_text, out_text = text:match "^(.-)%->(.*)$"
   if not box_text or out_text:find("->", 1, true) then
     return fail("syntax", "requirement %q: expected BOX -> OUTPUTS", text)
   end
   local box, msg, code = M.parse_box(sig, box_text)
   if not box then return nil, msg, code end
-  local outputs = {}
-  for part in (out_text .. ";"):gmatch "([^;]*);" do outputs[#outputs + 1] = part end
-  if #outputs ~= #sig.returns then
-    return fail("arity", "requirement %q: %d output sets for %d result components", text, #outputs, #sig.returns)
-  end
-  for i, part in ipairs(outputs) do
-    local set
-    set, msg, code = M.parse_set(sig.returns[i], part)
-    if not set then return fail(code, "requirement %q: output %d: %s", text, i, msg) end
-    outputs[i] = set
-  end
+  local outputs
+  outputs, msg, code = M.parse_outputs(sig, out_text)
+  if not outputs then return fail(code, "requirement %q: %s", text, msg) end
   return { box = box, outputs = outputs }
 end
 
@@ -329,9 +353,7 @@ end
 
 --- The canonical text of a requirement.
 function M.requirement_text(sig, req)
-  local outs = {}
-  for i, set in ipairs(req.outputs) do outs[i] = M.set_text(set) end
-  return M.box_text(sig, req.box) .. " -> " .. table.concat(outs, "; ")
+  return M.box_text(sig, req.box) .. " -> " .. M.outputs_text(req.outputs)
 end
 
 -- Lexicographic comparison of two boxes' ranges (ord space), skipping dimension `skip`.

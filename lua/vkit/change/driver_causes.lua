@@ -23,18 +23,26 @@ local M = {}
 
 M.PREFIX = "vkit driver: "
 
-local function fill(text)
-  return (text:gsub("@(%u+)@", { LINES = tostring(limits.lines), LINE = tostring(limits.line_bytes),
-                                  PREFIX = M.PREFIX }))
+-- FIRST is a u32 for the seed's drivers, an input's text ("3,-1,true")
+-- for the multi-parameter ones (vkit.change.signature_drivers).
+local FIRST = {
+  u32 = { RUST_FIRST = "u32", PY_FIRST = "%d", PY_NO_FIRST = "0" },
+  text = { RUST_FIRST = "String", PY_FIRST = "%s", PY_NO_FIRST = 'b"0"' },
+}
+
+local function filler(first)
+  local values = { LINES = tostring(limits.lines), LINE = tostring(limits.line_bytes), PREFIX = M.PREFIX }
+  for k, v in pairs(FIRST[first]) do values[k] = v end
+  return function(text) return (text:gsub("@([%u_]+)@", values)) end
 end
 
 -- Python: cause() writes one line; shown() and raised() describe a value
 -- and an exception without trusting them to print themselves; note() and
 -- flush_causes() group a batch's causes.  Bound to what they use before
 -- the candidate is imported.
-M.python = fill [[
+local PYTHON = [[
 def cause(kind, detail, count, first, write=os.write):
-    line = b"@PREFIX@%s %d %d %s" % (kind, count, first, detail.replace(b"\n", b" ").replace(b"\r", b" "))
+    line = b"@PREFIX@%s %d @PY_FIRST@ %s" % (kind, count, first, detail.replace(b"\n", b" ").replace(b"\r", b" "))
     try:
         write(2, line[:@LINE@].decode("utf-8", "ignore").encode("utf-8") + b"\n")
     except OSError:
@@ -60,13 +68,13 @@ def flush_causes(causes):
     items = list(causes.items())
     for i, ((kind, detail), (count, first)) in enumerate(items):
         if i == @LINES@ - 1 and len(items) > @LINES@:
-            cause(b"more", b"-", len(items) - i, 0)
+            cause(b"more", b"-", len(items) - i, @PY_NO_FIRST@)
             break
         cause(kind, detail, count, first)
 ]]
 
 -- TypeScript (the compiled driver is CommonJS): the same four helpers.
-M.typescript = fill [[
+local TYPESCRIPT = [[
 const causeWrite = fs.writeSync, causeBytes = Buffer.from;
 function cause(kind, detail, count, first) {
   let line = ('@PREFIX@' + kind + ' ' + count + ' ' + first + ' ' + detail).replace(/[\r\n]+/g, ' ');
@@ -102,7 +110,7 @@ function flushCauses(causes) {
 
 -- Rust: the panic hook keeps the last panic's message (instead of printing
 -- it); note() and flush_causes() group a batch's causes.
-M.rust = fill [==[
+local RUST = [==[
 static LAST_PANIC: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
 fn keep_panics() {
@@ -117,14 +125,14 @@ fn last_panic() -> String {
     LAST_PANIC.lock().map(|s| s.clone()).unwrap_or_default()
 }
 
-fn note(causes: &mut Vec<(&'static str, String, u64, u32)>, kind: &'static str, detail: String, x: u32) {
+fn note(causes: &mut Vec<(&'static str, String, u64, @RUST_FIRST@)>, kind: &'static str, detail: String, x: @RUST_FIRST@) {
     match causes.iter_mut().find(|c| c.0 == kind && c.1 == detail) {
         Some(c) => c.2 += 1,
         None => causes.push((kind, detail, 1, x)),
     }
 }
 
-fn flush_causes(causes: &[(&'static str, String, u64, u32)]) {
+fn flush_causes(causes: &[(&'static str, String, u64, @RUST_FIRST@)]) {
     let mut err = std::io::stderr();
     for (i, c) in causes.iter().enumerate() {
         if i == @LINES@ - 1 && causes.len() > @LINES@ {
@@ -141,5 +149,12 @@ fn flush_causes(causes: &[(&'static str, String, u64, u32)]) {
     }
 }
 ]==]
+
+for _, first in ipairs { "u32", "text" } do
+  local fill = filler(first)
+  local target = first == "u32" and M or {}
+  target.python, target.typescript, target.rust = fill(PYTHON), fill(TYPESCRIPT), fill(RUST)
+  if first == "text" then M.text_first = target end
+end
 
 return M

@@ -12,8 +12,10 @@ no prompts, and the exit status says whether every chunk ran.
 
 options:
   --project DIR   preload runs(), run(id), pp(value) and store for walking
-                  the project's job store (vkit.repl.explore); never
-                  creates a store
+                  the job store of the Git work tree holding DIR (found
+                  upward as git does; vkit.repl.explore); never creates a
+                  store.  run(name) takes a whole id, a unique prefix of
+                  it or of its hex tail, or latest
   --store URL     walk that job store instead (postgresql://..., or VKIT_STORE)
   --help          this text
 

@@ -15,7 +15,6 @@ local store_mod = require "vkit.store"
 local report = require "vkit.report"
 local policy = require("vkit.policy").store
 local named = require "vkit.runs.named"
-local repository = require "vkit.cli.repository"
 local duration = require "vkit.cli.duration"
 
 local COMMON = [[
@@ -41,8 +40,12 @@ usage: vkit run show [ID | --run ID] [--project DIR] [--json]
 
 Prints what the run established: its outcome, the reason and message of a
 blocked or failed run, each method's result with its coverage, the findings
-(the first few, then a count), the retained reports and artifacts with their
-absolute paths and SHA-256, and what is not established.
+(the first few, then a count), why inputs could not be checked (a "cause"
+line per method and side: the exception and its traceback's last lines, a
+value that is not a u32, a missing function, a build's first errors), the
+retained reports and artifacts with their absolute paths and SHA-256, and
+what is not established.  With --json, a certification's summary carries the
+same causes as "causes": [{method, side, text, count, unit, first}].
 
 options:
   --run ID        the run (required; also positional): its whole id, a unique
@@ -150,8 +153,15 @@ local function exit_status(run)
   return s == "done" and cli.EXIT.ok or cli.EXIT.refused
 end
 
+-- A run's summary as JSON; a certification's also says why inputs could
+-- not be checked ("causes", vkit.report.causes.of_model), as `run show`'s
+-- text does.
 local function print_summary(store, run)
-  print(json.encode(store:summary(run), { indent = 2 }))
+  local summary = store:summary(run)
+  if run.job.kind == "change-certify" then
+    summary.causes = require("vkit.report.causes").of_model((report.model(store, run)))
+  end
+  print(json.encode(summary, { indent = 2 }))
 end
 
 -- One line of `run list`, and a certification's coverage under it.
@@ -335,8 +345,8 @@ return {
     local problem = require("vkit.store.worker").check_options(action, opts)
     if problem then return usage_error(problem, action) end
     -- The project: the Git work tree holding --project (default the current
-    -- directory), as git finds it, so a subdirectory reads the same store.
-    local store, status = cli.open_store(repository.project(opts.project) or opts.project, { create = WRITES[action] or false, store = opts.store,
+    -- directory), as git finds it (cli.open_store), so a subdirectory reads the same store.
+    local store, status = cli.open_store(opts.project, { create = WRITES[action] or false, store = opts.store,
                                                          lease_seconds = opts.lease_seconds })
     if not store then return status end
     -- A store that arrived with a clone, or is a link, is said to be one

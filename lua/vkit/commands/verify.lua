@@ -21,7 +21,8 @@ tracked files differ from HEAD (uncommitted changes), it says so on stderr
 (and in --json's "warnings"): those changes are not what is verified.
 
 options:
-  --project DIR          the project, a Git repository (default: the current directory)
+  --project DIR          the project: the Git work tree holding DIR (default: the
+                         current directory), found upward as git does
   --store URL            the job store: postgresql://... (libpq syntax, no password
                          in it) or VKIT_STORE; default the project's file store
   --wait S               seconds to wait, a decimal from 0 to 60 (default 0)

@@ -8,6 +8,7 @@ local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
 local change_runs = require "vkit.runs.change"
 local results = require "vkit.mcp.results"
+local named = require "vkit.runs.named"
 
 local M = {}
 
@@ -77,18 +78,30 @@ function M.wait_all(store, ids, seconds, progress, interval_ms)
   return runs
 end
 
---- The tool result for run `id` after waiting up to `seconds`: its summary,
---  refused (isError) when the run is a refusal or cannot be read.
---  ctx: {project, progress, progress_interval_ms} (vkit.mcp.server).
-function M.answer(ctx, id, seconds)
+--- The run a client names in `store`: its whole id, a unique prefix of it
+--  or of its hex tail, or `latest` (vkit.runs.named, as `vkit run` takes
+--  it).  run, or nil and the refusal result: the sentence with its code,
+--  "(unknown-run)" or "(ambiguous-run)" after the candidates.
+function M.named(store, name)
+  local id, why, code = named.resolve(store, name)
+  if not id then return nil, results.refused(("%s (%s)"):format(why, code)) end
+  local run, message = store:get(id)
+  if not run then return nil, results.refused(message) end
+  return run
+end
+
+--- The tool result for the run `name` denotes (M.named) after waiting up
+--  to `seconds`: its summary, refused (isError) when the run is a refusal
+--  or cannot be read.  ctx: {project, progress, progress_interval_ms}
+--  (vkit.mcp.server).
+function M.answer(ctx, name, seconds)
   local store, message = ctx.project:store()
   if not store then return results.refused(message) end
-  local run
-  run, message = store:get(id)
-  if not run then return results.refused(message) end
+  local run, refused = M.named(store, name)
+  if not run then return refused end
   M.revive(store, run)
   local waited
-  waited, message = M.wait_all(store, { id }, seconds, ctx.progress, ctx.progress_interval_ms)
+  waited, message = M.wait_all(store, { run.id }, seconds, ctx.progress, ctx.progress_interval_ms)
   if not waited then return results.refused(message) end
   local summary = M.summary(store, waited[1])
   local refusal = M.refusal(waited[1], summary)

@@ -101,6 +101,13 @@ function M.shadow()
   return M.object(merged(RUN, SHADOW), required)
 end
 
+--- The run_id argument of the tools that take a run (vkit.runs.named).
+function M.run_name()
+  return M.typed("string", "the run: its whole id (as change_certify or verify returned it), a unique prefix of "
+    .. "it or of its hex tail (3f2a for r-20261206T172530Z-3f2a...), or latest (the newest run); an unknown or "
+    .. "ambiguous name is refused, naming the candidates", { minLength = 1 })
+end
+
 --- A bounded wait in seconds (policies/store.lua max_wait_seconds).
 function M.wait(default, description)
   return M.typed("number", description, {

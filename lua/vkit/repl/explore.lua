@@ -3,7 +3,10 @@
 --   runs([n])   the n most recent runs (default 20), as summaries; the REPL
 --               prints the list as a compact table like `vkit run list`
 --               (runs()[1] is still the whole summary)
---   run(id)     one run: state, job, coverage and findings (certifications),
+--   run(name)   one run, named by its whole id, a unique prefix of it or of
+--               its hex tail, or `latest` (vkit.runs.named; an unknown or
+--               ambiguous name raises an error naming why, and the
+--               candidates): state, job, coverage and findings (certifications),
 --               report (vkit.report's model), and per attempt its record,
 --               result, checker request, receipt, evidence digests and logs,
 --               or its preflight, certification and method reports (read
@@ -16,6 +19,7 @@ local pretty = require "vkit.pretty"
 local store_mod = require "vkit.store"
 local coverage_mod = require "vkit.change.coverage"
 local report = require "vkit.report"
+local named = require "vkit.runs.named"
 
 local M = {}
 
@@ -99,7 +103,9 @@ function M.helpers(store)
     end
     return setmetatable(out, RUNS_VIEW)
   end
-  function h.run(id)
+  function h.run(name)
+    local id, why, code = named.resolve(store, name)
+    if not id then error(("%s (%s)"):format(why, code), 2) end
     local r, message = store:get(id)
     if not r then return nil, message end
     local attempts = {}

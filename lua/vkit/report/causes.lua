@@ -65,4 +65,18 @@ function M.add(method, dir, m)
   for _, c in ipairs(method.causes) do method.notes[#method.notes + 1] = M.line(c) end
 end
 
+--- Every cause of a run's model (nil: none), one entry per method, side
+--  and cause: {method, side, text, count, unit, first} (`vkit run show
+--  --json`'s "causes"; the same causes the text lines say).
+function M.of_model(model)
+  local out = json.array()
+  for _, method in ipairs(model and model.methods or {}) do
+    for _, c in ipairs(method.causes or {}) do
+      out[#out + 1] = json.object { method = method.name, side = c.side, text = c.text, count = c.count,
+                                    unit = c.unit, first = c.first }
+    end
+  end
+  return out
+end
+
 return M

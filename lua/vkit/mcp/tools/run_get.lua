@@ -12,7 +12,7 @@ return {
     .. "its worker gets a new worker, which retries it. A blocked or failed run is reported with isError: true.",
   annotations = { readOnlyHint = true, openWorldHint = false },
   input = S.object({
-    run_id = S.typed("string", "the run id returned by change_certify or verify", { minLength = 1 }),
+    run_id = S.run_name(),
   }, { "run_id" }, { additionalProperties = false }),
   output = S.run(),
   run = function(args, ctx)

@@ -3,6 +3,7 @@
 local json = require "vkit.json"
 local S = require "vkit.mcp.schemas"
 local results = require "vkit.mcp.results"
+local runs = require "vkit.mcp.runs"
 local report = require "vkit.report"
 
 return {
@@ -14,7 +15,7 @@ return {
     .. "sarif, github or json; the report is the text content, and for json also the structured content.",
   annotations = { readOnlyHint = true, idempotentHint = true, openWorldHint = false },
   input = S.object({
-    run_id = S.typed("string", "the run id returned by change_certify or verify", { minLength = 1 }),
+    run_id = S.run_name(),
     format = S.enum(report.FORMATS, "md (default), text, html, junit, sarif, github or json", { default = "md" }),
   }, { "run_id" }, { additionalProperties = false }),
   output = S.object({
@@ -26,9 +27,8 @@ return {
   run = function(args, ctx)
     local store, message = ctx.project:store()
     if not store then return results.refused(message) end
-    local run
-    run, message = store:get(args.run_id)
-    if not run then return results.refused(message) end
+    local run, refused = runs.named(store, args.run_id)
+    if not run then return refused end
     local model
     model, message = report.model(store, run)
     if not model then return results.refused(message) end

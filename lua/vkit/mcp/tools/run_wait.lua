@@ -12,7 +12,7 @@ return {
     .. "Requests carrying a progressToken receive a progress notification every second while waiting.",
   annotations = { readOnlyHint = true, openWorldHint = false },
   input = S.object({
-    run_id = S.typed("string", "the run id returned by change_certify or verify", { minLength = 1 }),
+    run_id = S.run_name(),
     wait = S.wait(policy.run_wait_default_seconds,
       ("seconds to wait at most (0..60, default %d)"):format(policy.run_wait_default_seconds)),
   }, { "run_id" }, { additionalProperties = false }),
