@@ -218,6 +218,23 @@ describe("resolving a read with the declared types", function()
     refused_resolve("python", "def f(x):\n    return x\n", { returns = "u8" }, "width-required")
   end)
 
+  it("gives signatures vkit.change.signature takes as they are, the seed where it says so", function()
+    local change_signature = require "vkit.change.signature"
+    for _, case in ipairs {
+      { "rust", "pub fn f(x: u32) -> u32 { x }", {} },
+      { "rust", "pub fn f(x: u32, b: bool) -> (bool, u32) { (b, x) }", {} },
+      { "python", "def f(x):\n    return x\n", {} },
+      { "python", "def f(x: int, y) -> tuple[int, bool]:\n    return x, True\n",
+        { types = { x = "i64", y = "u8" }, returns = { "u16", "bool" } } },
+      { "typescript", "export function f(a: bigint): bigint { return a; }", { types = { a = "u64" }, returns = "i64" } },
+    } do
+      local r = assert(resolve(case[1], case[2], case[3]))
+      local parsed, message = change_signature.parse(r.signature)
+      assert.is_truthy(parsed, message)
+      assert.equal(change_signature.is_seed_profile(parsed), r.seed, case[2])
+    end
+  end)
+
   it("refuses declarations of unknown parameters and types, and tuples outside 2 to 4", function()
     refused_resolve("rust", "pub fn f(x: u8) -> u8 { x }", { types = { y = "u8" } }, "unknown-parameter")
     refused_resolve("python", "def f(x):\n    return x\n", { types = { x = "usize" }, returns = "u8" }, "unknown-type")
