@@ -32,15 +32,18 @@ function FIND.python(root, source, fn)
       local params = {}
       for _, p in ipairs(named(field(def, "parameters"))) do
         if p.kind == "identifier" then
-          params[#params + 1] = { name = text(p), plain = true }
+          params[#params + 1] = { name = text(p), plain = true, node = p }
         elseif p.kind == "typed_parameter" then
-          params[#params + 1] = { name = text(named(p)[1]), type = text(field(p, "type")), plain = true }
+          local ty = field(p, "type")
+          params[#params + 1] = { name = text(named(p)[1]), type = text(ty), plain = true, node = p,
+                                  type_node = ty }
         else
-          params[#params + 1] = { name = text(p), plain = false }
+          params[#params + 1] = { name = text(p), plain = false, node = p }
         end
       end
       local ret = field(def, "return_type")
-      return { params = params, result = ret and text(ret), exported = true, start = def.start, node = stmt }
+      return { params = params, result = ret and text(ret), result_node = ret, exported = true, start = def.start,
+               node = stmt }
     end
   end
 end
@@ -52,7 +55,7 @@ function FIND.rust(root, source, fn)
       local params = {}
       for _, p in ipairs(named(field(item, "parameters"))) do
         local ty, pat = field(p, "type"), field(p, "pattern")
-        params[#params + 1] = { name = pat and text(pat) or text(p), type = ty and text(ty),
+        params[#params + 1] = { name = pat and text(pat) or text(p), type = ty and text(ty), node = p, type_node = ty,
                                 plain = p.kind == "parameter" and not field(item, "type_parameters") }
       end
       local public = false
@@ -60,8 +63,8 @@ function FIND.rust(root, source, fn)
         if c.kind == "visibility_modifier" then public = text(c) == "pub" end
       end
       local ret = field(item, "return_type")
-      return { params = params, result = ret and text(ret) or "()", exported = public, start = item.start,
-               node = item }
+      return { params = params, result = ret and text(ret) or "()", result_node = ret, exported = public,
+               start = item.start, node = item }
     end
   end
 end
@@ -86,11 +89,12 @@ local function ts_function(node, source, fn)
   for _, p in ipairs(list and named(list) or { field(value, "parameter") }) do
     local ty = field(p, "type")
     params[#params + 1] = { name = text(field(p, "pattern") or p), type = ty and text(ty):gsub("^:%s*", ""),
-                            plain = p.kind == "required_parameter" or p.kind == "identifier" }
+                            plain = p.kind == "required_parameter" or p.kind == "identifier", node = p,
+                            type_node = ty and named(ty)[1] }
   end
   local ret = field(value, "return_type")
-  return { params = params, result = (ret and text(ret):gsub("^:%s*", "")), exported = false,
-    start = decl.start, node = decl }
+  return { params = params, result = (ret and text(ret):gsub("^:%s*", "")), result_node = ret and named(ret)[1],
+    exported = false, start = decl.start, node = decl }
 end
 
 function FIND.typescript(root, source, fn)
@@ -105,6 +109,27 @@ function FIND.typescript(root, source, fn)
   end
 end
 
+--- The definition of `fn` at the top level of source, read from its
+--  syntax tree: {params = {{name, type (text or nil), plain, node,
+--  type_node}}, result (text or nil), result_node, exported, start, node}, the
+--  nodes those of the exported tree; or nil, a code (syntax-error,
+--  no-function) and a sentence naming `path`.
+function M.find(ts, language, source, fn, limits, path)
+  local tree, message = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
+  if not tree then return nil, "syntax-error", ("%s could not be parsed: %s"):format(path, tostring(message)) end
+  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
+  tree:close()
+  if not root then return nil, "syntax-error", ("%s is beyond the parser's node or depth limits"):format(path) end
+  local broken = syntax.first_error(root)
+  if broken then
+    local line = syntax.position(source, broken.start)
+    return nil, "syntax-error", ("%s does not parse (line %d)"):format(path, line)
+  end
+  local def = FIND[language](root, source, fn)
+  if not def then return nil, "no-function", ("no function `%s` in %s"):format(fn, path) end
+  return def
+end
+
 --- Where `fn` is defined at the top level of source, as the syntax tree
 --  says (a comment or string that looks like a definition is not one):
 --  {line (1-based), start, stop (the definition's bytes are
@@ -112,11 +137,7 @@ end
 --  does not parse.
 function M.definition(ts, language, source, fn, limits)
   if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return nil end
-  local tree = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
-  if not tree then return nil end
-  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
-  tree:close()
-  local def = root and not syntax.first_error(root) and FIND[language](root, source, fn)
+  local def = M.find(ts, language, source, fn, limits, "")
   if not def then return nil end
   return { line = (syntax.position(source, def.start)), start = def.node.start, stop = def.node.stop }
 end
@@ -131,18 +152,8 @@ local EXPORTED = { rust = "pub", typescript = "exported" }
 
 --- true, or nil, a code and a sentence naming the file and the function.
 function M.check(ts, language, source, fn, path, limits)
-  local tree, message = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
-  if not tree then return nil, "syntax-error", ("%s could not be parsed: %s"):format(path, tostring(message)) end
-  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
-  tree:close()
-  if not root then return nil, "syntax-error", ("%s is beyond the parser's node or depth limits"):format(path) end
-  local broken = syntax.first_error(root)
-  if broken then
-    local line = syntax.position(source, broken.start)
-    return nil, "syntax-error", ("%s does not parse (line %d)"):format(path, line)
-  end
-  local def = FIND[language](root, source, fn)
-  if not def then return nil, "no-function", ("no function `%s` in %s"):format(fn, path) end
+  local def, code, message = M.find(ts, language, source, fn, limits, path)
+  if not def then return nil, code, message end
   if not def.exported then
     return nil, "not-exported", ("`%s` in %s is not %s: the driver cannot call it"):format(fn, path, EXPORTED[language])
   end
