@@ -86,6 +86,32 @@ describe("one findings list per run", function()
   end)
 end)
 
+describe("the subject read from a retained binding map", function()
+  it("never reads a source outside the run: a `..` or absolute source is shown, not opened", function()
+    local t = require "tests.support.run"
+    local dir, cleanup = t.tempdir()
+    local run = dir .. "/run"
+    assert(os.execute(("mkdir -p %s/exhaustive/artifacts %s/exhaustive/captures/candidate %s/secret"):format(
+      t.quote(run), t.quote(run), t.quote(dir))))
+    t.write(dir .. "/secret/outside.py", "def score(x):\n    return x\n")
+    -- up from run/exhaustive/captures/candidate to dir
+    for _, source in ipairs { "../../../../secret/outside.py", dir .. "/secret/outside.py" } do
+      t.write(run .. "/exhaustive/artifacts/binding_map.json",
+        json.encode { source = source, ["function"] = "score", language = "python" })
+      local s = subject.of(run, ("a"):rep(40), ("b"):rep(40))
+      assert.equal(source, s.file)
+      assert.is_nil(s.line, source)
+    end
+    -- a normal relative source inside the capture still gives the line
+    assert(os.execute(("mkdir -p %s/exhaustive/captures/candidate/src"):format(t.quote(run))))
+    t.write(run .. "/exhaustive/captures/candidate/src/score.py", "# x\ndef score(x):\n    return x\n")
+    t.write(run .. "/exhaustive/artifacts/binding_map.json",
+      json.encode { source = "src/score.py", ["function"] = "score", language = "python" })
+    assert.equal(2, subject.of(run, ("a"):rep(40), ("b"):rep(40)).line)
+    cleanup()
+  end)
+end)
+
 describe("the report of a certification wrong at 96 inputs 4000..4095", function()
   local ctx
   setup(function() ctx = reports.violation_run() end)

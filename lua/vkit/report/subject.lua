@@ -11,6 +11,7 @@ local json = require "vkit.json"
 local fs = require "vkit.fs"
 local git = require "vkit.git"
 local hash = require "vkit.hash"
+local paths = require "vkit.paths"
 local records = require "vkit.report.records"
 local shape = require "vkit.admission.shape"
 local ts = require "vkit.ts"
@@ -45,7 +46,8 @@ local function from_repository(s, dir, project)
   local binding = blob and hash.sha256(blob.bytes) == pin.sha256 and json.decode(blob.bytes)
   if type(binding) == "table" and type(binding.source) == "string" then
     s.file, s["function"], s.language = binding.source, binding["function"], binding.language
-    local src = type(s.candidate) == "string" and repo:read(s.candidate, binding.source, caps.source_bytes)
+    local src = type(s.candidate) == "string" and paths.check(binding.source)
+      and repo:read(s.candidate, binding.source, caps.source_bytes)
     s.line = M.definition_line(s.language, src and src.bytes, s["function"])
   end
   repo:close()
@@ -61,7 +63,9 @@ function M.of(dir, base, candidate, project)
     local binding = records.read_json(("%s/%s/artifacts/binding_map.json"):format(dir, method))
     if type(binding) == "table" and type(binding.source) == "string" then
       s.file, s["function"], s.language = binding.source, binding["function"], binding.language
-      for _, side in ipairs { "candidate", "base" } do
+      -- a retained record names the file; only a normalised relative path
+      -- is read, so no `..` or absolute path leads outside the run
+      for _, side in ipairs(paths.check(binding.source) and { "candidate", "base" } or {}) do
         local src = fs.read(("%s/%s/captures/%s/%s"):format(dir, method, side, binding.source), caps.source_bytes,
           { nofollow = true })
         s.line = s.line or M.definition_line(s.language, src, s["function"])
