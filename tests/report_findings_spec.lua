@@ -87,6 +87,33 @@ describe("one findings list per run", function()
 end)
 
 describe("the subject read from a retained binding map", function()
+  it("a method entry naming its report or method with `..` is not followed outside the run", function()
+    local t = require "tests.support.run"
+    local records = require "vkit.report.records"
+    local dir, cleanup = t.tempdir()
+    local run = dir .. "/run"
+    assert(os.execute(("mkdir -p %s"):format(t.quote(run))))
+    t.write(dir .. "/secret.json", json.encode { violations = { ranges = { { 1, 2 } } }, invocation_records = json.array {} })
+    local read, opened = records.read_json, {}
+    records.read_json = function(path)
+      opened[#opened + 1] = path
+      return read(path)
+    end
+    local ok, method = pcall(require("vkit.report.change").method, run,
+      { method = "../run/..", result = "observed_violation", report = "../secret.json" })
+    local causes = pcall(require("vkit.report.causes").of_method, run, { method = "..", report = "x.json" })
+    records.read_json = read
+    cleanup()
+    assert.truthy(ok, method)
+    assert.truthy(causes)
+    assert.is_nil(method.ranges)
+    assert.is_nil(method.report)
+    for _, path in ipairs(opened) do
+      assert.is_nil(path:sub(#run + 2):find("%.%."), path)
+      assert.equal(run .. "/", path:sub(1, #run + 1), path)
+    end
+  end)
+
   it("never reads a source outside the run: a `..` or absolute source is shown, not opened", function()
     local t = require "tests.support.run"
     local dir, cleanup = t.tempdir()

@@ -106,8 +106,8 @@ function M.method(dir, m)
     method.notes[#method.notes + 1] = coverage_mod.cut_sentence(cut)
   end
   local total = 0
-  if dir and type(m.report) == "string" then
-    local path = dir .. "/" .. m.report
+  local path = records.inside(dir, m.report)
+  if path then
     method.report = { path = path, sha256 = m.report_sha256 }
     local doc = records.read_json(path)
     local paired = m.method == "finite_paired" and records.read_json(dir .. "/finite_paired/paired-execution-report.v1.json")
