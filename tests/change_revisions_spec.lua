@@ -122,6 +122,31 @@ describe("Git revisions", function()
     assert.equal(second, req.candidate)
   end)
 
+  it("refuses a hex word that names a ref: a tag pushed under a commit's short id cannot move it", function()
+    -- git takes the ref over the abbreviation; a tag named like the base's
+    -- short id, pointing at the candidate, would make the base anything
+    local short = p.target:sub(1, 8)
+    git(project, ("tag %s %s"):format(short, second))
+    local _, r = request(short, "HEAD")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--base " .. short .. ": ambiguous in ", r.stderr, 1, true)
+    assert.matches("the ref refs/tags/" .. short .. " is named so", r.stderr, 1, true)
+    -- a branch too, and the candidate's side as well
+    git(project, ("branch %s %s"):format(first:sub(1, 10), p.target))
+    _, r = request("base", first:sub(1, 10))
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--candidate " .. first:sub(1, 10) .. ": ambiguous", r.stderr, 1, true)
+    -- the full ref name, or a longer abbreviation, or the full id, are unambiguous
+    local req
+    req, r = request("refs/tags/" .. short, p.target:sub(1, 9))
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(second, req.base)
+    assert.equal(p.target, req.candidate)
+    req, r = request(p.target, first)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(first, req.candidate)
+  end)
+
   it("keeps refusing a branch name or a short id inside a request file", function()
     local req = assert(request("base", "HEAD"))
     for _, field in ipairs { "base", "candidate" } do

@@ -50,8 +50,32 @@ end
 --  names it in messages): id, or nil, a sentence ("HEAD~9: no such
 --  revision in /path") and the code (not-found, ambiguous,
 --  invalid-revision, not-a-commit).
+-- Where Git looks a name up (gitrevisions(7)), past the top level.
+local REF_RULES = { "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD" }
+
+-- The ref a hex word of 4 to 39 digits names, or nil: such a word is also
+-- an abbreviated object id, and Git takes the ref (libgit2 silently, git
+-- with a warning), so a tag or branch pushed under a commit's short id
+-- would move what the caller meant.  A full 40-digit id always names its
+-- object.
+local function hex_ref(repo, rev)
+  if not (rev:find "^%x+$" and #rev >= 4 and #rev < 40) then return nil end
+  for _, rule in ipairs(REF_RULES) do
+    local name = rule:format(rev)
+    for _, ref in ipairs(repo:refs(name) or {}) do
+      if ref.name == name then return name end
+    end
+  end
+  return nil
+end
+
 function M.resolve(repo, rev, where)
   if rev == "" then return nil, ("an empty revision names no commit in %s"):format(where), "not-found" end
+  local ref = hex_ref(repo, rev)
+  if ref then
+    return nil, ("%s: ambiguous in %s (the ref %s is named so, and it reads as an abbreviated id too; give the "
+      .. "full ref name or the full commit id)"):format(rev, where, ref), "ambiguous"
+  end
   local id, message, code = repo:resolve(rev)
   if id then return id end
   local sentences = {
