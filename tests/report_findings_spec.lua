@@ -87,6 +87,28 @@ describe("one findings list per run", function()
 end)
 
 describe("the subject read from a retained binding map", function()
+  it("points at no line when the function is defined twice: the later Python def is the one that runs", function()
+    local t = require "tests.support.run"
+    local dir, cleanup = t.tempdir()
+    local run = dir .. "/run"
+    assert(os.execute(("mkdir -p %s/exhaustive/artifacts %s/exhaustive/captures/candidate/src"):format(
+      t.quote(run), t.quote(run))))
+    t.write(run .. "/exhaustive/artifacts/binding_map.json",
+      json.encode { source = "src/score.py", ["function"] = "score", language = "python" })
+    t.write(run .. "/exhaustive/captures/candidate/src/score.py",
+      "# x\ndef score(x):\n    return x\n\n\ndef score(x):\n    return 0\n")
+    local s = subject.of(run, ("a"):rep(40), ("b"):rep(40))
+    cleanup()
+    assert.is_nil(s.line)
+    assert.same({ 2, 6 }, s.lines)
+    assert.same({ label = "file", value = "src/score.py (score is defined 2 times, at lines 2, 6)" },
+      subject.rows(s)[1])
+    -- Rust: an item compiled out by an attribute beside the live one
+    assert.same({ 2, 3 }, require("vkit.admission.shape").definition_lines(require "vkit.ts", "rust",
+      "#[cfg(any())]\npub fn f(x: u32) -> u32 { x }\npub fn f(x: u32) -> u32 { 0 }\n", "f",
+      require("vkit.policy").limits.admission))
+  end)
+
   it("a method entry naming its report or method with `..` is not followed outside the run", function()
     local t = require "tests.support.run"
     local records = require "vkit.report.records"

@@ -23,7 +23,7 @@ local field, named = syntax.field, syntax.named_children
 -- (a Python definition with its decorators, a TypeScript declarator).
 local FIND = {}
 
-function FIND.python(root, source, fn)
+function FIND.python(root, source, fn, each)
   local text = function(n) return syntax.text(source, n) end
   for _, stmt in ipairs(named(root)) do
     local def = stmt
@@ -42,13 +42,15 @@ function FIND.python(root, source, fn)
         end
       end
       local ret = field(def, "return_type")
-      return { params = params, result = ret and text(ret), result_node = ret, exported = true, start = def.start,
-               node = stmt }
+      local found = { params = params, result = ret and text(ret), result_node = ret, exported = true,
+                      start = def.start, node = stmt }
+      if not each then return found end
+      each(found)
     end
   end
 end
 
-function FIND.rust(root, source, fn)
+function FIND.rust(root, source, fn, each)
   local text = function(n) return syntax.text(source, n) end
   for _, item in ipairs(named(root)) do
     if item.kind == "function_item" and text(field(item, "name")) == fn then
@@ -63,8 +65,10 @@ function FIND.rust(root, source, fn)
         if c.kind == "visibility_modifier" then public = text(c) == "pub" end
       end
       local ret = field(item, "return_type")
-      return { params = params, result = ret and text(ret) or "()", result_node = ret, exported = public,
-               start = item.start, node = item }
+      local found = { params = params, result = ret and text(ret) or "()", result_node = ret, exported = public,
+                      start = item.start, node = item }
+      if not each then return found end
+      each(found)
     end
   end
 end
@@ -97,14 +101,15 @@ local function ts_function(node, source, fn)
     exported = false, start = decl.start, node = decl }
 end
 
-function FIND.typescript(root, source, fn)
+function FIND.typescript(root, source, fn, each)
   for _, stmt in ipairs(named(root)) do
     local inner, exported = stmt, false
     if stmt.kind == "export_statement" then inner, exported = field(stmt, "declaration"), true end
     local found = inner and ts_function(inner, source, fn)
     if found then
       found.exported = exported
-      return found
+      if not each then return found end
+      each(found)
     end
   end
 end
@@ -140,6 +145,22 @@ function M.definition(ts, language, source, fn, limits)
   local def = M.find(ts, language, source, fn, limits, "")
   if not def then return nil end
   return { line = (syntax.position(source, def.start)), start = def.node.start, stop = def.node.stop }
+end
+
+--- The 1-based lines of every top-level definition of `fn`, in order (a
+--  Python module's later `def` replaces an earlier one when it runs; a
+--  Rust item may be compiled out by an attribute): {} when there is none
+--  or the source does not parse.  M.definition reads the first.
+function M.definition_lines(ts, language, source, fn, limits)
+  if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return {} end
+  local tree = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
+  if not tree then return {} end
+  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
+  tree:close()
+  if not root or syntax.first_error(root) then return {} end
+  local lines = {}
+  FIND[language](root, source, fn, function(def) lines[#lines + 1] = (syntax.position(source, def.start)) end)
+  return lines
 end
 
 --- The 1-based line where `fn` is defined (M.definition), or nil.
