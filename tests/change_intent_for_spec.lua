@@ -55,6 +55,17 @@ describe("intent_for.find with two intents on one file", function()
     assert.equal(p.digest, assert(intent_for.find(p.repo, p.target, candidate, p.dir)).digest)
   end)
 
+  it("refuses when a file the language loads changed too: compiled modules, byte code, .pth", function()
+    local changed = BASE:gsub("return min%(2 %* x, 100%)", "return min(x + x, 100)")
+    for _, other in ipairs { "src/_native.cpython-312-x86_64-linux-gnu.so", "src/__pycache__/helper.cpython-312.pyc",
+                             "src/helper.pyx", "src/site.pth" } do
+      local candidate = p.commit({ [intents.TWO.path] = changed, [other] = "\0\1" }, p.target)
+      local found, why = intent_for.find(p.repo, p.target, candidate, p.dir)
+      assert.is_nil(found, other)
+      assert.matches("only score's definition changed, but " .. other .. " changed too", why, 1, true)
+    end
+  end)
+
   it("refuses when only the shared helper changed (neither definition did)", function()
     local found, why = find((BASE:gsub("return min%(v, 100%)", "return min(v, 99)")))
     assert.is_nil(found)

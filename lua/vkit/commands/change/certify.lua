@@ -61,7 +61,8 @@ it, the base the caller gave is the trusted target, and the output says so:
 is the form for a job whose base the change's author could choose.
 When several accepted intents bind the changed file, the one whose
 function's definition changed is taken only if nothing else of that
-language changed (the rest of the file, another .rs/.py/.ts file) and
+language changed (the rest of the file, another .rs/.py/.ts file or one
+it loads: .so, .pyc, .js, .json, Cargo.toml, ...) and
 nothing else names it; the others are named "not certified".
 Otherwise name one with --intent, and certify each.
 

@@ -85,24 +85,42 @@ local function names(list)
   return table.concat(out, ", ")
 end
 
--- Another file of the language's sources (by its extension) than `path`
--- that differs between the two commits: its path, or why the trees could
--- not be compared; nil when there is none.
+-- What a module of each language can load besides its own sources' kind:
+-- a Python module imports compiled and Cython modules and byte code; a
+-- TypeScript module imports JavaScript and JSON; a Rust crate's manifest
+-- and lock file choose its dependencies and build.
+local LOADS = {
+  python = { "%.pyx$", "%.pxd$", "%.pyc$", "%.pth$", "%.so$", "%.pyd$" },
+  typescript = { "%.tsx$", "%.mts$", "%.cts$", "%.js$", "%.jsx$", "%.mjs$", "%.cjs$", "%.json$" },
+  rust = { "^Cargo%.toml$", "/Cargo%.toml$", "^Cargo%.lock$", "/Cargo%.lock$" },
+}
+
+-- Whether `path` is code of `language` or something it can load.
+local function code_of(language, path)
+  if path:match(scaffold.EXTENSIONS[language]) then return true end
+  for _, pattern in ipairs(LOADS[language] or {}) do
+    if path:match(pattern) then return true end
+  end
+  return false
+end
+
+-- Another file of the language's sources or what they can load (by its
+-- name) than `path` that differs between the two commits: its path, or
+-- why the trees could not be compared; nil when there is none.
 local function other_code(repo, base, candidate, language, path)
-  local pattern = scaffold.EXTENSIONS[language]
   local a, awhy = repo:tree(base)
   local b, bwhy = repo:tree(candidate)
-  if not (pattern and a and b) then
+  if not (scaffold.EXTENSIONS[language] and a and b) then
     return ("the trees could not be compared (%s)"):format(tostring(awhy or bwhy or language))
   end
   local at = {}
   for _, e in ipairs(a) do at[e.path] = e.blob .. " " .. e.mode end
   for _, e in ipairs(b) do
-    if e.path ~= path and e.path:match(pattern) and at[e.path] ~= e.blob .. " " .. e.mode then return e.path end
+    if e.path ~= path and code_of(language, e.path) and at[e.path] ~= e.blob .. " " .. e.mode then return e.path end
     at[e.path] = nil
   end
   for _, e in ipairs(a) do
-    if at[e.path] and e.path ~= path and e.path:match(pattern) then return e.path end  -- deleted
+    if at[e.path] and e.path ~= path and code_of(language, e.path) then return e.path end  -- deleted
   end
   return nil
 end
