@@ -101,6 +101,46 @@ describe("intent_for.find with two intents on one file", function()
   end)
 end)
 
+describe("intent_for.find with intents on two files", function()
+  local json = require("vkit").json
+  local authoring = require "vkit.change.authoring"
+  local p
+  before_each(function()
+    -- score in src/score.py (p.digest) and bonus in src/bonus.py
+    local artifacts = intents.artifacts_for("python", "src/score.py")
+    local bonus_artifacts = {}
+    for k, v in pairs(artifacts) do bonus_artifacts[k] = v end
+    bonus_artifacts.binding_map = { path = "verification/binding-bonus.json", bytes = json.encode {
+      schema_version = 1, language = "python", source = "src/bonus.py", ["function"] = "bonus" } }
+    local files, digest = authoring.revision { requirement = { source = "ISSUE-43", statement = "bonus" },
+      contract = intents.contract, artifacts = bonus_artifacts }
+    local _, first = authoring.revision { requirement = { source = "ISSUE-42",
+      statement = "score doubles small inputs and caps at 100" }, contract = intents.contract, artifacts = artifacts }
+    files["verification/change-intents/accepted.v1.json"] = authoring.accepted { first, digest }
+    files["src/bonus.py"] = "def bonus(x):\n    return min(2 * x, 100)\n"
+    files["src/helper.py"] = "def cap(v):\n    return min(v, 100)\n"
+    p = intents.project { artifacts = artifacts, source_path = "src/score.py", source = intents.SOURCES.python.base,
+                          extra = files }
+    p.bonus_digest = digest
+  end)
+  after_each(function() intents.finish(p) end)
+
+  it("names the intent on an unchanged file as not certified when a helper of its language changed", function()
+    -- the author edits a helper bonus's module may import, and touches score
+    local candidate = p.commit({ ["src/score.py"] = intents.SOURCES.python.good,
+                                 ["src/helper.py"] = "def cap(v):\n    return 0\n" }, p.target)
+    local found = assert(intent_for.find(p.repo, p.target, candidate, p.dir))
+    assert.equal(p.digest, found.digest)
+    assert.equal("not certified: " .. p.bonus_digest .. " (bonus in src/bonus.py); its file is unchanged, but "
+      .. "src/helper.py changed too and its module may load it; certify it with --intent D",
+      intent_for.uncertified_line(found))
+    -- only the bound file changed: nothing else to name
+    candidate = p.commit({ ["src/score.py"] = intents.SOURCES.python.good, README = "x\n" }, p.target)
+    found = assert(intent_for.find(p.repo, p.target, candidate, p.dir))
+    assert.is_nil(intent_for.uncertified_line(found))
+  end)
+end)
+
 describe("vkit.change.touched.compare", function()
   it("tells a changed definition from a confined one, in each language", function()
     local cases = {

@@ -192,7 +192,7 @@ local function build_request(repo, where, opts)
     io.stderr:write(("vkit: intent %s (%s, %s in %s)\n"):format(digest:sub(1, 12), found.requirement,
       found["function"], found.source))
     local uncertified = intent_for.uncertified_line(found)
-    if uncertified then io.stderr:write("vkit: ", uncertified, "\n") end
+    if uncertified then io.stderr:write("vkit: ", (uncertified:gsub("\n", "\nvkit: ")), "\n") end
   end
   if opts.trusted_target then
     local ok

@@ -10,6 +10,9 @@
 -- the change is confined to that definition (nothing else in the file
 -- changed, nothing else names the function);
 -- the others are returned as `uncertified`, for the command to name.
+-- Intents binding unchanged files of a language of which a helper (a file
+-- no chosen intent binds) changed are returned as `unreached`, named too:
+-- their modules may load it.
 -- Otherwise the sentence says which to name with --intent, one run each:
 -- a function whose own text is unchanged can change behaviour through a
 -- helper it calls, so narrowing never drops an intent silently.
@@ -74,6 +77,8 @@ function M.named(text)
   if not revision then return nil, rmessage end
   return revision.digest
 end
+
+local alone
 
 local function name(b)
   return ("%s (%s in %s)"):format(b.digest, b["function"], b.source)
@@ -165,6 +170,25 @@ local function narrow(repo, base, candidate, changed, files)
   return chosen
 end
 
+-- The one intent binding a changed file, with `unreached`: the intents
+-- binding unchanged files of a language of which another file changed
+-- (neither theirs nor the chosen intent's: a helper), which their modules
+-- may load, so the change may reach them unseen: {{intent, file}}, or nil.
+function alone(repo, base, candidate, chosen, unchanged)
+  local reached, by_language = {}, {}
+  for _, b in ipairs(unchanged) do
+    if type(b.language) == "string" and scaffold.EXTENSIONS[b.language] then
+      if by_language[b.language] == nil then
+        by_language[b.language] = other_code(repo, base, candidate, b.language, chosen.source) or false
+      end
+      local file = by_language[b.language]
+      if file and file ~= b.source then reached[#reached + 1] = { intent = b, file = file } end
+    end
+  end
+  chosen.unreached = #reached > 0 and reached or nil
+  return chosen
+end
+
 --- The accepted intent binding the function the change touches: {digest,
 --  source, function, language, requirement, uncertified (the other
 --  intents binding the same file, not certified by this run; or nil)}, or
@@ -192,8 +216,12 @@ function M.find(repo, base, candidate, where)
       if files[key].differs then changed[#changed + 1] = b else unchanged[#unchanged + 1] = b end
     end
   end
-  if #changed == 1 then return changed[1] end
-  if #changed > 1 then return narrow(repo, base, candidate, changed, files) end
+  if #changed == 1 then return alone(repo, base, candidate, changed[1], unchanged) end
+  if #changed > 1 then
+    local chosen, why = narrow(repo, base, candidate, changed, files)
+    if not chosen then return nil, why end
+    return alone(repo, base, candidate, chosen, unchanged)
+  end
   local why = #accepted.list == 0 and "the base accepts no intent"
     or ("no accepted intent binds a source the change touches (accepted: %s)"):format(names(unchanged))
   if #problems > 0 then why = why .. "; unreadable: " .. table.concat(problems, "; ") end
@@ -201,13 +229,21 @@ function M.find(repo, base, candidate, where)
 end
 
 --- The line naming the intents a run did not certify (M.find's
---  `uncertified`), or nil when there are none.
+--  `uncertified` and `unreached`), or nil when there are none.
 function M.uncertified_line(found)
-  if not (found and found.uncertified and #found.uncertified > 0) then return nil end
-  local one = #found.uncertified == 1
-  return ("not certified: %s %s %s too; %s, but certify %s with --intent D"):format(names(found.uncertified),
-    one and "binds" or "bind", found.source, one and "its definition is unchanged" or "their definitions are unchanged",
-    one and "it" or "each")
+  if not found then return nil end
+  local lines = {}
+  if found.uncertified and #found.uncertified > 0 then
+    local one = #found.uncertified == 1
+    lines[#lines + 1] = ("not certified: %s %s %s too; %s, but certify %s with --intent D"):format(
+      names(found.uncertified), one and "binds" or "bind", found.source,
+      one and "its definition is unchanged" or "their definitions are unchanged", one and "it" or "each")
+  end
+  for _, r in ipairs(found.unreached or {}) do
+    lines[#lines + 1] = ("not certified: %s; its file is unchanged, but %s changed too and its module may load "
+      .. "it; certify it with --intent D"):format(name(r.intent), r.file)
+  end
+  return #lines > 0 and table.concat(lines, "\n") or nil
 end
 
 return M
