@@ -165,3 +165,17 @@ describe("vkit change certify --base --candidate under attack", function()
     assert.matches("\nverdict: blocked", r.stdout, 1, true)
   end)
 end)
+
+describe("the one command's verdict line", function()
+  local certify = require "vkit.commands.change.certify"
+
+  it("keeps a failed run's error on its line: a line break cannot start a CI workflow command", function()
+    local line = certify.verdict({ id = "r-1", state = { status = "failed",
+      error = "boom\n::error file=src/score.py::forged\r\n\27[32mall_inputs_conform" } }, 5, 60)
+    assert.is_nil(line:find("[\r\n\27]"), line)
+    assert.equal("verdict: the run failed: boom\\x0a::error file=src/score.py::forged\\x0d\\x0a\\x1b[32m"
+      .. "all_inputs_conform (exit 5)", line)
+    line = certify.verdict({ id = "r-1", state = { status = "done", outcome = "odd\n::notice::x" } }, 5, 60)
+    assert.is_nil(line:find("[\r\n]"), line)
+  end)
+end)

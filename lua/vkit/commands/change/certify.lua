@@ -211,17 +211,22 @@ local function trusted_line(opts)
   return "trusted target: " .. trusted_base.describe(opts.base, opts.trusted_target)
 end
 
--- The verdict in words, last, where a CI log's reader looks.
-local function verdict(run, code, seconds)
+-- The verdict in words, last, where a CI log's reader looks.  A failed
+-- run's error is run-supplied text: escaped, so a line break in it cannot
+-- start a line of its own (a CI runner reads `::error ...` at a line's
+-- start as a command).
+function M.verdict(run, code, seconds)
   if not store_mod.TERMINAL[run.state.status] then
     return ("verdict: still %s after %s; `vkit run wait %s --timeout 30m` goes on waiting (exit %d)"):format(
       run.state.status, seconds >= 60 and ("%gm"):format(seconds / 60) or ("%gs"):format(seconds), run.id, code)
   end
   if run.state.status == "failed" then
-    return ("verdict: the run failed: %s (exit %d)"):format(tostring(run.state.error), code)
+    return ("verdict: the run failed: %s (exit %d)"):format(require("vkit.terminal").escape(tostring(run.state.error)),
+      code)
   end
   local known = combine.outcome(run.state.outcome)
-  return ("verdict: %s: %s (exit %d)"):format(tostring(run.state.outcome), known and known.meaning or "", code)
+  return ("verdict: %s: %s (exit %d)"):format(require("vkit.terminal").escape(tostring(run.state.outcome)),
+    known and known.meaning or "", code)
 end
 
 function M.run(argv)
@@ -289,7 +294,7 @@ function M.run(argv)
     print(trusted_line(opts))
     local uncertified = intent_for.uncertified_line(found)
     if uncertified then print(uncertified) end
-    print(verdict(run, code, seconds))
+    print(M.verdict(run, code, seconds))
   end
   return code
 end
