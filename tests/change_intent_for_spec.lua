@@ -155,6 +155,13 @@ describe("vkit.change.touched.compare", function()
                       "export function f(x: number): number { return x + 0; }\nconst k = 1;\n", "f", true, true },
       { "typescript", "export const f = (x: number): number => x;\nconst k = 1;\n",
                       "export const f = (x: number): number => x;\nconst k = 2;\n", "f", false, false },
+      -- another spelling of the name in the rest: Python's NFKC (fullwidth
+      -- letters), TypeScript's \u escapes; counted as naming it
+      { "python", "def f(x):\n    return x\n\n\ndef g(x):\n    return \xef\xbd\x86(x)\n",
+                  "def f(x):\n    return x + 0\n\n\ndef g(x):\n    return \xef\xbd\x86(x)\n", "f", true, false },
+      { "typescript", "export function f(x: number): number { return x; }\nexport const g = (x: number): number => \\u0066(x);\n",
+                      "export function f(x: number): number { return x + 0; }\nexport const g = (x: number): number => \\u0066(x);\n",
+                      "f", true, false },
       -- missing on one side, or not parsing: changed, never confined
       { "python", "def f(x):\n    return x\n", "def h(x):\n    return x\n", "f", true, false },
       { "python", "def f(x):\n    return x\n", "def f(x:\n", "f", true, false },
