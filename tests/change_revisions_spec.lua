@@ -147,6 +147,35 @@ describe("Git revisions", function()
     assert.equal(first, req.candidate)
   end)
 
+  it("refuses a name that denotes several refs: a tag origin/main cannot stand in for the remote branch", function()
+    -- Git's rules try refs/tags/ before refs/remotes/: whoever may push a
+    -- tag would otherwise choose the trusted target
+    git(project, "update-ref refs/remotes/origin/main " .. second)
+    git(project, "tag origin/main " .. p.target)
+    local _, r = request("origin/main~1", "HEAD")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--base origin/main~1: ambiguous in ", r.stderr, 1, true)
+    assert.matches("origin/main names 2 refs (refs/tags/origin/main, refs/remotes/origin/main); give the full ref "
+      .. "name", r.stderr, 1, true)
+    t.write(p.dir .. "/request.json", p.request(second))
+    r = t.vkit { "change", "certify", "--project", project, "--request", p.dir .. "/request.json",
+                 "--trusted-target", "origin/main" }
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--trusted-target origin/main: ambiguous", r.stderr, 1, true)
+    assert.same({}, vkit.fs.list(project .. "/.vkit/runs") or {}, "nothing was queued")
+    -- a tag and a branch of one name too
+    git(project, "tag main " .. p.target)
+    _, r = request("base", "main")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("main names 2 refs (refs/tags/main, refs/heads/main)", r.stderr, 1, true)
+    -- the full names are not ambiguous
+    local req
+    req, r = request("refs/tags/main", "refs/remotes/origin/main")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(p.target, req.base)
+    assert.equal(second, req.candidate)
+  end)
+
   it("keeps refusing a branch name or a short id inside a request file", function()
     local req = assert(request("base", "HEAD"))
     for _, field in ipairs { "base", "candidate" } do

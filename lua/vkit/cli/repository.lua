@@ -50,32 +50,48 @@ end
 --  names it in messages): id, or nil, a sentence ("HEAD~9: no such
 --  revision in /path") and the code (not-found, ambiguous,
 --  invalid-revision, not-a-commit).
--- Where Git looks a name up (gitrevisions(7)), past the top level.
-local REF_RULES = { "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD" }
+-- Where Git looks a name up, in its order (gitrevisions(7)).
+local REF_RULES = { "%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD" }
 
--- The ref a hex word of 4 to 39 digits names, or nil: such a word is also
--- an abbreviated object id, and Git takes the ref (libgit2 silently, git
--- with a warning), so a tag or branch pushed under a commit's short id
--- would move what the caller meant.  A full 40-digit id always names its
--- object.
-local function hex_ref(repo, rev)
-  if not (rev:find "^%x+$" and #rev >= 4 and #rev < 40) then return nil end
+-- The existing refs the name at the start of `rev` (before ~ ^ @ : or a
+-- brace) can denote by Git's rules, in that order.
+local function refs_named(repo, rev)
+  local name = rev:match "^([^~^@:{]+)"
+  if not name then return {} end
+  local found = {}
   for _, rule in ipairs(REF_RULES) do
-    local name = rule:format(rev)
-    for _, ref in ipairs(repo:refs(name) or {}) do
-      if ref.name == name then return name end
+    local full = rule:format(name)
+    if full:find "^refs/" then
+      for _, ref in ipairs(repo:refs(full) or {}) do
+        if ref.name == full then found[#found + 1] = full end
+      end
     end
+  end
+  return found, name
+end
+
+-- Why `rev` is ambiguous, or nil.  Git takes the first ref its rules find
+-- (with a warning; libgit2 silently), and a ref over an abbreviated id, so
+-- whoever can push a tag could otherwise move a name the caller meant: a
+-- tag `origin/main` shadows the remote-tracking branch origin/main, a tag
+-- named like the base's short id the base.  A full 40-digit id always
+-- names its object.
+local function ambiguity(repo, rev)
+  local found, name = refs_named(repo, rev)
+  if #found > 1 then
+    return ("%s names %d refs (%s); give the full ref name"):format(name, #found, table.concat(found, ", "))
+  end
+  if found[1] and name:find "^%x+$" and #name >= 4 and #name < 40 then
+    return ("the ref %s is named so, and it reads as an abbreviated id too; give the full ref name or the full "
+      .. "commit id"):format(found[1])
   end
   return nil
 end
 
 function M.resolve(repo, rev, where)
   if rev == "" then return nil, ("an empty revision names no commit in %s"):format(where), "not-found" end
-  local ref = hex_ref(repo, rev)
-  if ref then
-    return nil, ("%s: ambiguous in %s (the ref %s is named so, and it reads as an abbreviated id too; give the "
-      .. "full ref name or the full commit id)"):format(rev, where, ref), "ambiguous"
-  end
+  local why = ambiguity(repo, rev)
+  if why then return nil, ("%s: ambiguous in %s (%s)"):format(rev, where, why), "ambiguous" end
   local id, message, code = repo:resolve(rev)
   if id then return id end
   local sentences = {
