@@ -155,6 +155,14 @@ describe("vkit.change.touched.compare", function()
                       "export function f(x: number): number { return x + 0; }\nconst k = 1;\n", "f", true, true },
       { "typescript", "export const f = (x: number): number => x;\nconst k = 1;\n",
                       "export const f = (x: number): number => x;\nconst k = 2;\n", "f", false, false },
+      -- a later Python def of the same name (the one that runs), a renamed
+      -- original beside a new one, a Rust original compiled out beside a
+      -- new one: the rest changed and names it, so never confined
+      { "python", "def f(x):\n    return x\n", "def f(x):\n    return x\n\n\ndef f(x):\n    return 0\n", "f", false, false },
+      { "python", "def f(x):\n    return x\n", "def f_old(x):\n    return x\n\n\ndef f(x):\n    return 0\n", "f", true,
+        false },
+      { "rust", "pub fn f(x: u32) -> u32 { x }\n",
+                "#[cfg(any())]\npub fn f(x: u32) -> u32 { x }\npub fn f(x: u32) -> u32 { 0 }\n", "f", false, false },
       -- another spelling of the name in the rest: Python's NFKC (fullwidth
       -- letters), TypeScript's \u escapes; counted as naming it
       { "python", "def f(x):\n    return x\n\n\ndef g(x):\n    return \xef\xbd\x86(x)\n",
