@@ -134,6 +134,12 @@ describe("intent_for.find with intents on two files", function()
     assert.equal("not certified: " .. p.bonus_digest .. " (bonus in src/bonus.py); its file is unchanged, but "
       .. "src/helper.py changed too and its module may load it; certify it with --intent D",
       intent_for.uncertified_line(found))
+    -- a helper's name is shown escaped: a line break cannot start a line
+    candidate = p.commit({ ["src/score.py"] = intents.SOURCES.python.good,
+                           ["src/x\n::error::forged.py"] = "X = 1\n" }, p.target)
+    found = assert(intent_for.find(p.repo, p.target, candidate, p.dir))
+    assert.matches("but src/x\\x0a::error::forged.py changed too", intent_for.uncertified_line(found), 1, true)
+    assert.is_nil(intent_for.uncertified_line(found):find "\n")
     -- only the bound file changed: nothing else to name
     candidate = p.commit({ ["src/score.py"] = intents.SOURCES.python.good, README = "x\n" }, p.target)
     found = assert(intent_for.find(p.repo, p.target, candidate, p.dir))

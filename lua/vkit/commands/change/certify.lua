@@ -189,8 +189,9 @@ local function build_request(repo, where, opts)
       return nil, why
     end
     digest = found.digest
-    io.stderr:write(("vkit: intent %s (%s, %s in %s)\n"):format(digest:sub(1, 12), found.requirement,
-      found["function"], found.source))
+    local escape = require("vkit.terminal").escape
+    io.stderr:write(("vkit: intent %s (%s, %s in %s)\n"):format(digest:sub(1, 12), escape(tostring(found.requirement)),
+      escape(tostring(found["function"])), escape(tostring(found.source))))
     local uncertified = intent_for.uncertified_line(found)
     if uncertified then io.stderr:write("vkit: ", (uncertified:gsub("\n", "\nvkit: ")), "\n") end
   end

@@ -23,6 +23,7 @@ local intent_mod = require "vkit.change.intent"
 local touched = require "vkit.change.touched"
 local scaffold = require "vkit.change.scaffold"
 local change_policy = require("vkit.policy").change
+local escape = require("vkit.terminal").escape
 
 local M = {}
 
@@ -80,8 +81,11 @@ end
 
 local alone
 
+-- An intent as a sentence names it; the function and file come from the
+-- base's binding map, shown with their controls escaped (a line break in
+-- a CI log could start a workflow command).
 local function name(b)
-  return ("%s (%s in %s)"):format(b.digest, b["function"], b.source)
+  return ("%s (%s in %s)"):format(b.digest, escape(tostring(b["function"])), escape(tostring(b.source)))
 end
 
 local function names(list)
@@ -236,12 +240,12 @@ function M.uncertified_line(found)
   if found.uncertified and #found.uncertified > 0 then
     local one = #found.uncertified == 1
     lines[#lines + 1] = ("not certified: %s %s %s too; %s, but certify %s with --intent D"):format(
-      names(found.uncertified), one and "binds" or "bind", found.source,
+      names(found.uncertified), one and "binds" or "bind", escape(tostring(found.source)),
       one and "its definition is unchanged" or "their definitions are unchanged", one and "it" or "each")
   end
   for _, r in ipairs(found.unreached or {}) do
     lines[#lines + 1] = ("not certified: %s; its file is unchanged, but %s changed too and its module may load "
-      .. "it; certify it with --intent D"):format(name(r.intent), r.file)
+      .. "it; certify it with --intent D"):format(name(r.intent), escape(r.file))
   end
   return #lines > 0 and table.concat(lines, "\n") or nil
 end
