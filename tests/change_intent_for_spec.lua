@@ -49,6 +49,12 @@ describe("intent_for.find with two intents on one file", function()
     local found, why = intent_for.find(p.repo, p.target, candidate, p.dir)
     assert.is_nil(found)
     assert.matches("only score's definition changed, but src/helper.py changed too", why, 1, true)
+    -- the candidate's file name is shown escaped in the sentence
+    candidate = p.commit({ [intents.TWO.path] = (BASE:gsub("return min%(2 %* x, 100%)", "return min(x + x, 100)")),
+                           ["src/h\n::error::x.py"] = "X = 1\n" }, p.target)
+    found, why = intent_for.find(p.repo, p.target, candidate, p.dir)
+    assert.is_nil(found)
+    assert.matches("but src/h\\x0a::error::x.py changed too", why, 1, true)
     -- a file of no source language does not stop the narrowing
     candidate = p.commit({ [intents.TWO.path] = (BASE:gsub("return min%(2 %* x, 100%)", "return min(x + x, 100)")),
                            ["README"] = "words\n" }, p.target)

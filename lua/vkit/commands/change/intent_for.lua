@@ -84,8 +84,10 @@ local alone
 -- An intent as a sentence names it; the function and file come from the
 -- base's binding map, shown with their controls escaped (a line break in
 -- a CI log could start a workflow command).
+local function shown(s) return escape(tostring(s)) end
+
 local function name(b)
-  return ("%s (%s in %s)"):format(b.digest, escape(tostring(b["function"])), escape(tostring(b.source)))
+  return ("%s (%s in %s)"):format(b.digest, shown(b["function"]), shown(b.source))
 end
 
 local function names(list)
@@ -154,21 +156,21 @@ local function narrow(repo, base, candidate, changed, files)
   for _, b in ipairs(changed) do
     if b ~= chosen then
       if b.source ~= chosen.source then
-        return nil, head .. ("; only %s's definition changed, but %s changed too"):format(chosen["function"], b.source)
-          .. tail
+        return nil, head .. ("; only %s's definition changed, but %s changed too"):format(
+          shown(chosen["function"]), shown(b.source)) .. tail
       end
       others[#others + 1] = b
     end
   end
   if not chosen.touch.confined then
     return nil, head .. ("; only %s's definition changed, but the change reaches outside it in %s (another "
-      .. "line of the file changed, or the file names %s elsewhere)"):format(chosen["function"], chosen.source,
-      chosen["function"]) .. tail
+      .. "line of the file changed, or the file names %s elsewhere)"):format(shown(chosen["function"]),
+      shown(chosen.source), shown(chosen["function"])) .. tail
   end
   local other = other_code(repo, base, candidate, chosen.language, chosen.source)
   if other then
-    return nil, head .. ("; only %s's definition changed, but %s changed too"):format(chosen["function"], other)
-      .. tail
+    return nil, head .. ("; only %s's definition changed, but %s changed too"):format(shown(chosen["function"]),
+      shown(other)) .. tail
   end
   chosen.uncertified = others
   return chosen
