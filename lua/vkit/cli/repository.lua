@@ -6,7 +6,9 @@
 -- bound: what it records (a request, a job, a report) holds full ids, and
 -- the request format, preflight and the library API keep refusing a name
 -- or a short id (vkit.git's exact-commit rule), so a recorded run never
--- depends on where a branch pointed later.
+-- depends on where a branch pointed later.  A name that denotes several
+-- refs, or a hex word that is also a ref's name, is refused as ambiguous
+-- rather than taken as Git's first rule would take it.
 local fs = require "vkit.fs"
 
 local M = {}
