@@ -136,6 +136,13 @@ describe("Git revisions", function()
     _, r = request("base", first:sub(1, 10))
     assert.equal(2, r.code, r.stderr)
     assert.matches("--candidate " .. first:sub(1, 10) .. ": ambiguous", r.stderr, 1, true)
+    -- a ref named like a full id whose commit is not there (a shallow
+    -- clone): Git would take the ref
+    local absent = ("0123456789abcdef"):rep(3):sub(1, 40)
+    git(project, ("tag %s %s"):format(absent, second))
+    _, r = request(absent, "HEAD")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--base " .. absent .. ": ambiguous in ", r.stderr, 1, true)
     -- the full ref name, or a longer abbreviation, or the full id, are unambiguous
     local req
     req, r = request("refs/tags/" .. short, p.target:sub(1, 9))

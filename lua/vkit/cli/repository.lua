@@ -76,16 +76,16 @@ end
 -- (with a warning; libgit2 silently), and a ref over an abbreviated id, so
 -- whoever can push a tag could otherwise move a name the caller meant: a
 -- tag `origin/main` shadows the remote-tracking branch origin/main, a tag
--- named like the base's short id the base.  A full 40-digit id always
--- names its object.
+-- named like the base's short id the base, and one named like its full
+-- id does too when that commit was not fetched (a shallow clone).
 local function ambiguity(repo, rev)
   local found, name = refs_named(repo, rev)
   if #found > 1 then
     return ("%s names %d refs (%s); give the full ref name"):format(name, #found, table.concat(found, ", "))
   end
-  if found[1] and name:find "^%x+$" and #name >= 4 and #name < 40 then
-    return ("the ref %s is named so, and it reads as an abbreviated id too; give the full ref name or the full "
-      .. "commit id"):format(found[1])
+  if found[1] and name:find "^%x+$" and #name >= 4 then
+    return ("the ref %s is named so, and it reads as a commit id too; give the full ref name, or delete the "
+      .. "ref"):format(found[1])
   end
   return nil
 end
