@@ -122,6 +122,67 @@ describe("Git revisions", function()
     assert.equal(second, req.candidate)
   end)
 
+  it("refuses a hex word that names a ref: a tag pushed under a commit's short id cannot move it", function()
+    -- git takes the ref over the abbreviation; a tag named like the base's
+    -- short id, pointing at the candidate, would make the base anything
+    local short = p.target:sub(1, 8)
+    git(project, ("tag %s %s"):format(short, second))
+    local _, r = request(short, "HEAD")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--base " .. short .. ": ambiguous in ", r.stderr, 1, true)
+    assert.matches("the ref refs/tags/" .. short .. " is named so", r.stderr, 1, true)
+    -- a branch too, and the candidate's side as well
+    git(project, ("branch %s %s"):format(first:sub(1, 10), p.target))
+    _, r = request("base", first:sub(1, 10))
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--candidate " .. first:sub(1, 10) .. ": ambiguous", r.stderr, 1, true)
+    -- a ref named like a full id whose commit is not there (a shallow
+    -- clone): Git would take the ref
+    local absent = ("0123456789abcdef"):rep(3):sub(1, 40)
+    git(project, ("tag %s %s"):format(absent, second))
+    _, r = request(absent, "HEAD")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--base " .. absent .. ": ambiguous in ", r.stderr, 1, true)
+    -- the full ref name, or a longer abbreviation, or the full id, are unambiguous
+    local req
+    req, r = request("refs/tags/" .. short, p.target:sub(1, 9))
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(second, req.base)
+    assert.equal(p.target, req.candidate)
+    req, r = request(p.target, first)
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(first, req.candidate)
+  end)
+
+  it("refuses a name that denotes several refs: a tag origin/main cannot stand in for the remote branch", function()
+    -- Git's rules try refs/tags/ before refs/remotes/: whoever may push a
+    -- tag would otherwise choose the trusted target
+    git(project, "update-ref refs/remotes/origin/main " .. second)
+    git(project, "tag origin/main " .. p.target)
+    local _, r = request("origin/main~1", "HEAD")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--base origin/main~1: ambiguous in ", r.stderr, 1, true)
+    assert.matches("origin/main names 2 refs (refs/tags/origin/main, refs/remotes/origin/main); give the full ref "
+      .. "name", r.stderr, 1, true)
+    t.write(p.dir .. "/request.json", p.request(second))
+    r = t.vkit { "change", "certify", "--project", project, "--request", p.dir .. "/request.json",
+                 "--trusted-target", "origin/main" }
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("--trusted-target origin/main: ambiguous", r.stderr, 1, true)
+    assert.same({}, vkit.fs.list(project .. "/.vkit/runs") or {}, "nothing was queued")
+    -- a tag and a branch of one name too
+    git(project, "tag main " .. p.target)
+    _, r = request("base", "main")
+    assert.equal(2, r.code, r.stderr)
+    assert.matches("main names 2 refs (refs/tags/main, refs/heads/main)", r.stderr, 1, true)
+    -- the full names are not ambiguous
+    local req
+    req, r = request("refs/tags/main", "refs/remotes/origin/main")
+    assert.equal(0, r.code, r.stderr)
+    assert.equal(p.target, req.base)
+    assert.equal(second, req.candidate)
+  end)
+
   it("keeps refusing a branch name or a short id inside a request file", function()
     local req = assert(request("base", "HEAD"))
     for _, field in ipairs { "base", "candidate" } do

@@ -86,6 +86,81 @@ describe("one findings list per run", function()
   end)
 end)
 
+describe("the subject read from a retained binding map", function()
+  it("points at no line when the function is defined twice: the later Python def is the one that runs", function()
+    local t = require "tests.support.run"
+    local dir, cleanup = t.tempdir()
+    local run = dir .. "/run"
+    assert(os.execute(("mkdir -p %s/exhaustive/artifacts %s/exhaustive/captures/candidate/src"):format(
+      t.quote(run), t.quote(run))))
+    t.write(run .. "/exhaustive/artifacts/binding_map.json",
+      json.encode { source = "src/score.py", ["function"] = "score", language = "python" })
+    t.write(run .. "/exhaustive/captures/candidate/src/score.py",
+      "# x\ndef score(x):\n    return x\n\n\ndef score(x):\n    return 0\n")
+    local s = subject.of(run, ("a"):rep(40), ("b"):rep(40))
+    cleanup()
+    assert.is_nil(s.line)
+    assert.same({ 2, 6 }, s.lines)
+    assert.same({ label = "file", value = "src/score.py (score is defined 2 times, at lines 2, 6)" },
+      subject.rows(s)[1])
+    -- Rust: an item compiled out by an attribute beside the live one
+    assert.same({ 2, 3 }, require("vkit.admission.shape").definition_lines(require "vkit.ts", "rust",
+      "#[cfg(any())]\npub fn f(x: u32) -> u32 { x }\npub fn f(x: u32) -> u32 { 0 }\n", "f",
+      require("vkit.policy").limits.admission))
+  end)
+
+  it("a method entry naming its report or method with `..` is not followed outside the run", function()
+    local t = require "tests.support.run"
+    local records = require "vkit.report.records"
+    local dir, cleanup = t.tempdir()
+    local run = dir .. "/run"
+    assert(os.execute(("mkdir -p %s"):format(t.quote(run))))
+    t.write(dir .. "/secret.json", json.encode { violations = { ranges = { { 1, 2 } } }, invocation_records = json.array {} })
+    local read, opened = records.read_json, {}
+    records.read_json = function(path)
+      opened[#opened + 1] = path
+      return read(path)
+    end
+    local ok, method = pcall(require("vkit.report.change").method, run,
+      { method = "../run/..", result = "observed_violation", report = "../secret.json" })
+    local causes = pcall(require("vkit.report.causes").of_method, run, { method = "..", report = "x.json" })
+    records.read_json = read
+    cleanup()
+    assert.truthy(ok, method)
+    assert.truthy(causes)
+    assert.is_nil(method.ranges)
+    assert.is_nil(method.report)
+    for _, path in ipairs(opened) do
+      assert.is_nil(path:sub(#run + 2):find("%.%."), path)
+      assert.equal(run .. "/", path:sub(1, #run + 1), path)
+    end
+  end)
+
+  it("never reads a source outside the run: a `..` or absolute source is shown, not opened", function()
+    local t = require "tests.support.run"
+    local dir, cleanup = t.tempdir()
+    local run = dir .. "/run"
+    assert(os.execute(("mkdir -p %s/exhaustive/artifacts %s/exhaustive/captures/candidate %s/secret"):format(
+      t.quote(run), t.quote(run), t.quote(dir))))
+    t.write(dir .. "/secret/outside.py", "def score(x):\n    return x\n")
+    -- up from run/exhaustive/captures/candidate to dir
+    for _, source in ipairs { "../../../../secret/outside.py", dir .. "/secret/outside.py" } do
+      t.write(run .. "/exhaustive/artifacts/binding_map.json",
+        json.encode { source = source, ["function"] = "score", language = "python" })
+      local s = subject.of(run, ("a"):rep(40), ("b"):rep(40))
+      assert.equal(source, s.file)
+      assert.is_nil(s.line, source)
+    end
+    -- a normal relative source inside the capture still gives the line
+    assert(os.execute(("mkdir -p %s/exhaustive/captures/candidate/src"):format(t.quote(run))))
+    t.write(run .. "/exhaustive/captures/candidate/src/score.py", "# x\ndef score(x):\n    return x\n")
+    t.write(run .. "/exhaustive/artifacts/binding_map.json",
+      json.encode { source = "src/score.py", ["function"] = "score", language = "python" })
+    assert.equal(2, subject.of(run, ("a"):rep(40), ("b"):rep(40)).line)
+    cleanup()
+  end)
+end)
+
 describe("the report of a certification wrong at 96 inputs 4000..4095", function()
   local ctx
   setup(function() ctx = reports.violation_run() end)

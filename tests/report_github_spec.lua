@@ -44,6 +44,17 @@ describe("GitHub annotations", function()
     assert.equal("oops\n::error file=evil.py::forged 50%, \\x1b[31mred.", a.message)
   end)
 
+  it("show an escape sequence or a bidi control in the file name, never emit it raw", function()
+    -- the file comes from a binding map's source: run-supplied text like the message
+    local model = { kind = "change-certify", run_id = "r-1", status = "done", outcome = "unknown", passing = false,
+                    reason = "x", message = "m", methods = {},
+                    target = { file = "src/\27[31ma\u{202E}b.py", line = 7 } }
+    local out = report.render(model, "github")
+    assert.is_nil(out:find("\27", 1, true), out)
+    assert.is_nil(out:find("\u{202E}", 1, true), out)
+    assert.equal("src/\\x1b[31ma\\u202eb.py", parse((out:gsub("\n$", ""))).props.file)
+  end)
+
   it("say a passing run once, as a notice", function()
     local model = { kind = "change-certify", run_id = "r-2", status = "done", outcome = "all_inputs_conform",
                     passing = true, headline = "all_inputs_conform r-2", methods = {},

@@ -20,6 +20,18 @@ local function assert_clean(v)
   end
 end
 
+describe("SARIF locations", function()
+  it("percent-encode the file as a URI reference: #, ?, %, a space or a control cannot cut it", function()
+    local model = { kind = "change-certify", run_id = "r-1", status = "done", outcome = "unknown", passing = false,
+                    reason = "x", message = "m", methods = {}, target = { file = "src/a b#c?d%e\n.py", line = 7 } }
+    local log = json.decode(report.render(model, "sarif"))
+    local loc = log.runs[1].results[1].locations[1].physicalLocation
+    assert.equal("src/a%20b%23c%3Fd%25e%0A.py", loc.artifactLocation.uri)
+    assert.equal(7, loc.region.startLine)
+    assert.equal("src/score.py", require("vkit.report.sarif").uri "src/score.py")
+  end)
+end)
+
 describe("SARIF reports", function()
   local dir, cleanup
   before_each(function() dir, cleanup = t.tempdir() end)

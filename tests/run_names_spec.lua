@@ -177,3 +177,31 @@ describe("run names", function()
     assert.equal("cancelled", json.decode(r.stdout).status)
   end)
 end)
+
+describe("vkit.runs.named with a hostile name", function()
+  local named = require "vkit.runs.named"
+  local store = { list = function() return { "r-20261206T172530Z-3f2a00000002", "r-20261206T172530Z-3f2a00000001" } end,
+                  describe = function() return "/p/.vkit" end }
+
+  it("repeats a name that matched nothing cut and with its controls shown, never raw", function()
+    local id, why, code = named.resolve(store, ("x"):rep(1024 * 1024))
+    assert.is_nil(id)
+    assert.equal("unknown-run", code)
+    assert.truthy(#why < 200, #why)
+    assert.equal("no run " .. ("x"):rep(64) .. "… in /p/.vkit", why)
+    _, why = named.resolve(store, "\27]0;pwned\7\n::error::x")
+    assert.is_nil(why:find("[\0-\31]"), why)
+    assert.matches("\\x1b]0;pwned\\x07\\x0a::error::x", why, 1, true)
+    -- a long name is not cut through a character
+    _, why = named.resolve(store, ("x"):rep(63) .. "é" .. ("y"):rep(10))
+    assert.truthy(utf8.len(why), why)
+    assert.matches(("x"):rep(63) .. "…", why, 1, true)
+    -- an ambiguous name is shown the same way
+    _, why, code = named.resolve(store, "3f2a")
+    assert.equal("ambiguous-run", code)
+    -- path characters are only ever compared with the store's ids
+    id, why, code = named.resolve(store, "../3f2a")
+    assert.is_nil(id)
+    assert.equal("unknown-run", code)
+  end)
+end)

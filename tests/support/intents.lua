@@ -121,6 +121,37 @@ function M.language_project(language, observation)
   return M.project { artifacts = M.artifacts_for(language, s.path, observation), source_path = s.path, source = s.base }
 end
 
+-- Two functions of one Python file, each bound by its own accepted intent
+-- (the same contract): score(x) = min(2x, 100) and bonus(x) = min(2x, 100)
+-- through a helper, cap().
+M.TWO = {
+  path = "src/score.py",
+  base = "def cap(v):\n    return min(v, 100)\n\n\ndef score(x):\n    return min(2 * x, 100)\n\n\n"
+    .. "def bonus(x):\n    return cap(2 * x)\n",
+}
+
+--- A project whose accepted list holds two intents on two functions of
+--  src/score.py: p.digest binds score, p.bonus_digest binds bonus.
+function M.two_functions_project()
+  local artifacts = M.artifacts_for("python", M.TWO.path)
+  local bonus_artifacts = {}
+  for k, v in pairs(artifacts) do bonus_artifacts[k] = v end
+  bonus_artifacts.binding_map = { path = "verification/binding-bonus.json", bytes = json.encode {
+    schema_version = 1, language = "python", source = M.TWO.path, ["function"] = "bonus" } }
+  local files, digest = authoring.revision {
+    requirement = { source = "ISSUE-43", statement = "bonus doubles small inputs and caps at 100" },
+    contract = M.contract, artifacts = bonus_artifacts,
+  }
+  -- M.project's own revision (ISSUE-42 on score), accepted beside bonus's
+  local _, first = authoring.revision { requirement = { source = "ISSUE-42",
+    statement = "score doubles small inputs and caps at 100" }, contract = M.contract, artifacts = artifacts }
+  files["verification/change-intents/accepted.v1.json"] = authoring.accepted { first, digest }
+  local p = M.project { artifacts = artifacts, source_path = M.TWO.path, source = M.TWO.base, extra = files }
+  assert(p.digest == first)
+  p.bonus_digest = digest
+  return p
+end
+
 --- Ends a spec's project: stops its job-store workers, removes it.
 function M.finish(p)
   if not p then return end

@@ -39,6 +39,11 @@
 --                  builtins above; nothing may shadow an allowed builtin or
 --                  `math`, and no name may begin and end with `__`.
 --
+-- opts.signature (issue 34; the signature policy, policies/signatures.lua)
+-- admits 1 to max_params parameters, a result annotated `tuple[...]` of
+-- int and bool, and returned tuples within the policy's bounds; the body's
+-- rules are the same.  Without it, the seed's profile exactly.
+--
 -- `check(tree, source, opts)` is pure: tree is vkit.ts's export.
 local syntax = require "vkit.admission.syntax"
 
@@ -86,6 +91,14 @@ M.reasons = syntax.reasons {
     .. "that checks it reads UTF-8",
   docstring = "a docstring must be a plain string literal: an f-string runs its interpolations",
 }
+
+--- The sentences that differ under opts.signature (issue 34).
+M.signature_reasons = syntax.worded(M.reasons, {
+  annotation = "annotations may only name int or bool, and a result also tuple[...] of them: an annotation is "
+    .. "evaluated when the function is defined",
+  expression = "this expression is outside the pure profile (strings, collections, comprehensions, subscripts, "
+    .. "walrus and await are not admitted; a returned tuple has as many values as policies/signatures.lua allows)",
+})
 
 local refuse, run = syntax.refuser(M.reasons)
 
@@ -228,6 +241,27 @@ local function check_module_assignment(ctx, stmt, assignment)
   if ty then check_annotation(ctx, ty) end
   check_constant(ctx, right)
   bind_module(ctx, left, check_binding(ctx, left), "constant")
+end
+
+-- Under opts.signature a result may also be `tuple[A, B, ...]` of int and
+-- bool, as many as the policy allows.  `tuple` is evaluated with the
+-- annotation, so it must be the builtin: the module may not bind it.
+local function check_result_annotation(ctx, node)
+  local kids = named_children(node)
+  local g = ctx.signature and node.kind == "type" and #kids == 1 and kids[1]
+  if not (g and g.kind == "generic_type") then return check_annotation(ctx, node) end
+  local parts = named_children(g)
+  local head, params = parts[1], parts[2]
+  if #parts ~= 2 or head.kind ~= "identifier" or text(ctx, head) ~= "tuple" or ctx.module.tuple
+      or params.kind ~= "type_parameter" then
+    refuse("annotation", node, node.kind, text(ctx, node))
+  end
+  local problem = syntax.tuple_problem(ctx.signature, #named_children(params))
+  if problem then refuse("annotation", node, node.kind, problem) end
+  for _, part in ipairs(children(params)) do
+    if part.named then check_annotation(ctx, part)
+    elseif part.kind ~= "[" and part.kind ~= "]" and part.kind ~= "," then refuse("annotation", part, part.kind) end
+  end
 end
 
 -- ---------------------------------------------------------------------
@@ -402,8 +436,21 @@ function STATEMENTS.expression_statement(ctx, fn, stmt, first)
   end
 end
 
+-- Under opts.signature, a returned tuple (`return a, b`, `return (a, b)`)
+-- has as many values as the policy allows: more is no result of the
+-- profile.
+local function check_returned_tuple(ctx, value)
+  while value.kind == "parenthesized_expression" and #named_children(value) == 1 do value = named_children(value)[1] end
+  if value.kind ~= "tuple" and value.kind ~= "expression_list" then return end
+  local problem = syntax.tuple_problem(ctx.signature, #named_children(value))
+  if problem then refuse("expression", value, "tuple", problem) end
+end
+
 function STATEMENTS.return_statement(ctx, fn, stmt)
-  for _, c in ipairs(named_children(stmt)) do check_expression(ctx, fn, c) end
+  for _, c in ipairs(named_children(stmt)) do
+    if ctx.signature then check_returned_tuple(ctx, c) end
+    check_expression(ctx, fn, c)
+  end
 end
 
 function STATEMENTS.if_statement(ctx, fn, stmt)
@@ -459,7 +506,7 @@ local function check_function(ctx, node)
   local params, ret, body = field(node, "parameters"), field(node, "return_type"), field(node, "body")
   if field(node, "type_parameters") then refuse("signature", field(node, "type_parameters"), "type_parameters") end
   check_parameters(ctx, params, fn)
-  if ret then check_annotation(ctx, ret) end
+  if ret then check_result_annotation(ctx, ret) end
   collect_locals(ctx, fn, body)
   check_block(ctx, fn, body)
   return fn
@@ -470,7 +517,7 @@ end
 --  Returns {admitted = true, function, parameter} or a refusal record.
 function M.check(tree, source, opts)
   opts = opts or {}
-  local ctx = { source = source, module = {} }
+  local ctx = { source = source, module = {}, signature = opts.signature }
   return run(source, function()
     check_characters(source)
     local broken = syntax.first_error(tree)
@@ -498,7 +545,7 @@ function M.check(tree, source, opts)
     -- Pass 2: each function's body, then the bound one.
     return syntax.bound_function(ctx, functions, opts, { check_function = check_function, refuse = refuse,
       eligible = function() return true end, scope = "module", definition = "function_definition" })
-  end)
+  end, opts.signature and M.signature_reasons)
 end
 
 --- Parses and checks one source within the admission limits.

@@ -21,6 +21,11 @@
 -- (vkit.admission): a file it admits holds no state (no `static`, no
 -- `unsafe`, no interior mutability: no calls at all), reaches nothing
 -- outside the function (no paths, no macros, no calls) and cannot loop.
+--
+-- opts.signature (issue 34; the signature policy, policies/signatures.lua)
+-- admits 1 to max_params parameters of the policy's types, a tuple result
+-- type and tuple expressions where the value is returned; the body's rules
+-- are the same.  The relational (Kani) admission never passes it.
 local syntax = require "vkit.admission.syntax"
 
 local M = {}
@@ -65,6 +70,12 @@ M.reasons = syntax.reasons {
   unsupported_syntax = "this syntax is outside the admitted profile",
 }
 
+--- The sentences that differ under opts.signature (issue 34).
+M.signature_reasons = syntax.worded(M.reasons, {
+  signature = "the signature must be plain parameters of bool or fixed-width integer types (as many as "
+    .. "policies/signatures.lua allows) and a result of one such type or a tuple of them",
+})
+
 local PRIMITIVE = {}
 for _, t in ipairs { "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "bool" } do
   PRIMITIVE[t] = true
@@ -104,6 +115,8 @@ local REFUSED = {
   char_literal = "literal",
   type_parameters = "generic", where_clause = "generic",
 }
+
+local field = syntax.field
 
 local function text(ctx, node)
   return syntax.text(ctx.source, node)
@@ -153,6 +166,7 @@ local function check_type(node, ctx)
 end
 
 local handlers = {}
+local check_signature_type, check_result, mark_returns
 
 function handlers.block(node, ctx)
   for _, c in ipairs(children(node)) do
@@ -219,6 +233,126 @@ function visit(node, ctx)
   handler(node, ctx)
 end
 
+-- ---------------------------------------------------------------------
+-- The signature profile (opts.signature, issue 34): 1 to max_params
+-- parameters of the policy's types, a result of one of them or a tuple of
+-- min_components to max_components, and tuple expressions where a value is
+-- returned.  opts.signature is the policy (policies/signatures.lua).
+
+local function is_signature_type(ctx, name)
+  for known in pairs(ctx.signature.types) do
+    if known == name then return true end
+  end
+  return false
+end
+
+function check_signature_type(node, ctx, what)
+  if REFUSED[node.kind] then refuse(REFUSED[node.kind], node, node.kind) end
+  if node.kind ~= "primitive_type" or not is_signature_type(ctx, text(ctx, node)) then
+    refuse("signature", node, node.kind, ("%s must be bool or a fixed-width integer, not %s"):format(what,
+      text(ctx, node)))
+  end
+end
+
+-- The number of elements of a tuple (type or expression) within the
+-- policy's bounds, else refused as `signature`.
+local function check_tuple_size(node, ctx, count)
+  local problem = syntax.tuple_problem(ctx.signature, count)
+  if problem then refuse("signature", node, node.kind, problem) end
+end
+
+function check_result(node, ctx)
+  if node.kind ~= "tuple_type" then return check_signature_type(node, ctx, "the result") end
+  local parts = {}
+  for _, c in ipairs(children(node)) do
+    if c.named then parts[#parts + 1] = c elseif not TOKENS[c.kind] then refuse("signature", c, c.kind) end
+  end
+  check_tuple_size(node, ctx, #parts)
+  for _, part in ipairs(parts) do check_signature_type(part, ctx, "a component of the result") end
+end
+
+-- The expression a block ends with (its value), if any.
+local function tail(block)
+  local kids = children(block)
+  local last = kids[#kids - 1]   -- before the closing brace
+  if not last or not last.named then return nil end
+  if last.kind == "expression_statement" then
+    for _, c in ipairs(last.children) do
+      if c.kind == ";" then return nil end
+    end
+    return last.children[1]
+  end
+  return last
+end
+
+-- Marks the tuple expressions whose value is the function's: the value of
+-- a `return`, the body's tail, and the tails of the `if`/`else` branches
+-- and parenthesised expressions in those places.  Only these become
+-- tuples: a tuple anywhere else has no use in a function of integers.
+local function mark_tail(node, ctx)
+  if not node then return end
+  local kind = node.kind
+  if kind == "tuple_expression" then
+    ctx.tuples[node] = true
+  elseif kind == "block" then
+    mark_tail(tail(node), ctx)
+  elseif kind == "if_expression" then
+    mark_tail(field(node, "consequence"), ctx)
+    mark_tail(field(node, "alternative"), ctx)
+  elseif kind == "else_clause" or kind == "parenthesized_expression" then
+    for _, c in ipairs(children(node)) do
+      if c.named then mark_tail(c, ctx) end
+    end
+  end
+end
+
+function mark_returns(body, ctx)
+  ctx.tuples = ctx.tuples or {}
+  local function walk(node)
+    if node.kind == "return_expression" then
+      for _, c in ipairs(children(node)) do
+        if c.named then mark_tail(c, ctx) end
+      end
+    end
+    for _, c in ipairs(node.children) do walk(c) end
+  end
+  walk(body)
+  mark_tail(body, ctx)
+end
+
+-- A tuple expression: only where mark_returns found one, within the
+-- policy's size; anywhere else (and always in the seed's profile) it is
+-- the unsupported syntax it was.
+function handlers.tuple_expression(node, ctx)
+  if not (ctx.tuples and ctx.tuples[node]) then refuse("unsupported_syntax", node, node.kind) end
+  local count = 0
+  for _, c in ipairs(children(node)) do
+    if c.named then count = count + 1 end
+  end
+  check_tuple_size(node, ctx, count)
+  check_children(node, ctx)
+end
+
+-- One parameter: a plain name and its type, u32 in the seed's profile,
+-- a type of the signature policy under opts.signature.
+local function check_parameter(param, ctx)
+  for _, part in ipairs(children(param)) do
+    if REFUSED[part.kind] then refuse(REFUSED[part.kind], part, part.kind) end
+    if part.field == "pattern" then
+      if part.kind ~= "identifier" then refuse("signature", part, part.kind) end
+      ctx.parameters[#ctx.parameters + 1] = text(ctx, part)
+    elseif part.field == "type" then
+      if ctx.signature then
+        check_signature_type(part, ctx, "a parameter")
+      elseif part.kind ~= "primitive_type" or text(ctx, part) ~= "u32" then
+        refuse("signature", part, part.kind, "the parameter must be u32")
+      end
+    elseif part.kind ~= ":" then
+      refuse("signature", part, part.kind)
+    end
+  end
+end
+
 -- The one function: visibility, modifiers, name, signature, then the body.
 local function check_function(fn, ctx)
   local public = false
@@ -249,29 +383,26 @@ local function check_function(fn, ctx)
           refuse("signature", p, p.kind)
         end
       end
-      if #params ~= 1 then refuse("signature", c, kind, ("%d parameters"):format(#params)) end
-      for _, part in ipairs(children(params[1])) do
-        if REFUSED[part.kind] then refuse(REFUSED[part.kind], part, part.kind) end
-        if part.field == "pattern" then
-          if part.kind ~= "identifier" then refuse("signature", part, part.kind) end
-          ctx.parameter = text(ctx, part)
-        elseif part.field == "type" then
-          if part.kind ~= "primitive_type" or text(ctx, part) ~= "u32" then
-            refuse("signature", part, part.kind, "the parameter must be u32")
-          end
-        elseif part.kind ~= ":" then
-          refuse("signature", part, part.kind)
-        end
+      local most = ctx.signature and ctx.signature.max_params or 1
+      if #params < 1 or #params > most then
+        refuse("signature", c, kind, ("%d parameters"):format(#params)
+          .. (ctx.signature and (", the signature profile takes 1 to %d"):format(most) or ""))
       end
+      ctx.parameters = {}
+      for _, param in ipairs(params) do check_parameter(param, ctx) end
+      ctx.parameter = ctx.parameters[1]
     elseif c.field == "return_type" then
       if REFUSED[kind] then refuse(REFUSED[kind], c, kind) end
-      if kind ~= "primitive_type" or text(ctx, c) ~= "u32" then
+      if ctx.signature then
+        check_result(c, ctx)
+      elseif kind ~= "primitive_type" or text(ctx, c) ~= "u32" then
         refuse("signature", c, kind, "the result must be u32")
       end
       ctx.returns = true
     elseif c.field == "body" then
       if not public then refuse("not_public", fn, fn.kind) end
       if not ctx.returns then refuse("signature", c, kind, "the result type u32 is missing") end
+      if ctx.signature then mark_returns(c, ctx) end
       visit(c, ctx)
     elseif REFUSED[kind] then
       refuse(REFUSED[kind], c, kind)
@@ -287,7 +418,7 @@ end
 -- {admitted = false, reason, offset, line, column, kind, message}.
 function M.check(tree, source, opts)
   opts = opts or {}
-  local ctx = { source = source, expected_function = opts.expected_function }
+  local ctx = { source = source, expected_function = opts.expected_function, signature = opts.signature }
   return run(source, function()
     local broken = syntax.first_error(tree)
     if broken then refuse("syntax_error", broken, broken.missing and ("missing " .. broken.kind) or broken.kind) end
@@ -304,8 +435,11 @@ function M.check(tree, source, opts)
       end
     end
     if functions == 0 then refuse("no_function", 0, tree.kind) end
+    if ctx.signature then
+      return { admitted = true, ["function"] = ctx.name, parameter = ctx.parameter, parameters = ctx.parameters }
+    end
     return { admitted = true, ["function"] = ctx.name, parameter = ctx.parameter }
-  end)
+  end, opts.signature and M.signature_reasons)
 end
 
 --- A refusal record with its position and sentence.

@@ -17,11 +17,13 @@ local TYPES = { python = "int", typescript = "number", rust = "u32" }
 
 local field, named = syntax.field, syntax.named_children
 
--- Each language: the definition of `fn` at module level as {node, params,
--- result, exported}, params a list of {name, type (text or nil), plain}.
+-- Each language: the definition of `fn` at module level as {params, result,
+-- exported, start, node}, params a list of {name, type (text or nil),
+-- plain}; start is where the definition's line is, node the whole of it
+-- (a Python definition with its decorators, a TypeScript declarator).
 local FIND = {}
 
-function FIND.python(root, source, fn)
+function FIND.python(root, source, fn, each)
   local text = function(n) return syntax.text(source, n) end
   for _, stmt in ipairs(named(root)) do
     local def = stmt
@@ -30,27 +32,32 @@ function FIND.python(root, source, fn)
       local params = {}
       for _, p in ipairs(named(field(def, "parameters"))) do
         if p.kind == "identifier" then
-          params[#params + 1] = { name = text(p), plain = true }
+          params[#params + 1] = { name = text(p), plain = true, node = p }
         elseif p.kind == "typed_parameter" then
-          params[#params + 1] = { name = text(named(p)[1]), type = text(field(p, "type")), plain = true }
+          local ty = field(p, "type")
+          params[#params + 1] = { name = text(named(p)[1]), type = text(ty), plain = true, node = p,
+                                  type_node = ty }
         else
-          params[#params + 1] = { name = text(p), plain = false }
+          params[#params + 1] = { name = text(p), plain = false, node = p }
         end
       end
       local ret = field(def, "return_type")
-      return { params = params, result = ret and text(ret), exported = true, start = def.start }
+      local found = { params = params, result = ret and text(ret), result_node = ret, exported = true,
+                      start = def.start, node = stmt }
+      if not each then return found end
+      each(found)
     end
   end
 end
 
-function FIND.rust(root, source, fn)
+function FIND.rust(root, source, fn, each)
   local text = function(n) return syntax.text(source, n) end
   for _, item in ipairs(named(root)) do
     if item.kind == "function_item" and text(field(item, "name")) == fn then
       local params = {}
       for _, p in ipairs(named(field(item, "parameters"))) do
         local ty, pat = field(p, "type"), field(p, "pattern")
-        params[#params + 1] = { name = pat and text(pat) or text(p), type = ty and text(ty),
+        params[#params + 1] = { name = pat and text(pat) or text(p), type = ty and text(ty), node = p, type_node = ty,
                                 plain = p.kind == "parameter" and not field(item, "type_parameters") }
       end
       local public = false
@@ -58,7 +65,10 @@ function FIND.rust(root, source, fn)
         if c.kind == "visibility_modifier" then public = text(c) == "pub" end
       end
       local ret = field(item, "return_type")
-      return { params = params, result = ret and text(ret) or "()", exported = public, start = item.start }
+      local found = { params = params, result = ret and text(ret) or "()", result_node = ret, exported = public,
+                      start = item.start, node = item }
+      if not each then return found end
+      each(found)
     end
   end
 end
@@ -83,43 +93,33 @@ local function ts_function(node, source, fn)
   for _, p in ipairs(list and named(list) or { field(value, "parameter") }) do
     local ty = field(p, "type")
     params[#params + 1] = { name = text(field(p, "pattern") or p), type = ty and text(ty):gsub("^:%s*", ""),
-                            plain = p.kind == "required_parameter" or p.kind == "identifier" }
+                            plain = p.kind == "required_parameter" or p.kind == "identifier", node = p,
+                            type_node = ty and named(ty)[1] }
   end
   local ret = field(value, "return_type")
-  return { params = params, result = (ret and text(ret):gsub("^:%s*", "")), exported = false,
-    start = decl.start }
+  return { params = params, result = (ret and text(ret):gsub("^:%s*", "")), result_node = ret and named(ret)[1],
+    exported = false, start = decl.start, node = decl }
 end
 
-function FIND.typescript(root, source, fn)
+function FIND.typescript(root, source, fn, each)
   for _, stmt in ipairs(named(root)) do
     local inner, exported = stmt, false
     if stmt.kind == "export_statement" then inner, exported = field(stmt, "declaration"), true end
     local found = inner and ts_function(inner, source, fn)
     if found then
       found.exported = exported
-      return found
+      if not each then return found end
+      each(found)
     end
   end
 end
 
---- The 1-based line where `fn` is defined at the top level of source, as
---  the syntax tree says (a comment or string that looks like a definition
---  is not one), or nil when it is not there or the source does not parse.
-function M.definition_line(ts, language, source, fn, limits)
-  if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return nil end
-  local tree = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
-  if not tree then return nil end
-  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
-  tree:close()
-  local def = root and not syntax.first_error(root) and FIND[language](root, source, fn)
-  if not def then return nil end
-  return (syntax.position(source, def.start))
-end
-
-local EXPORTED = { rust = "pub", typescript = "exported" }
-
---- true, or nil, a code and a sentence naming the file and the function.
-function M.check(ts, language, source, fn, path, limits)
+--- The definition of `fn` at the top level of source, read from its
+--  syntax tree: {params = {{name, type (text or nil), plain, node,
+--  type_node}}, result (text or nil), result_node, exported, start, node}, the
+--  nodes those of the exported tree; or nil, a code (syntax-error,
+--  no-function) and a sentence naming `path`.
+function M.find(ts, language, source, fn, limits, path)
   local tree, message = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
   if not tree then return nil, "syntax-error", ("%s could not be parsed: %s"):format(path, tostring(message)) end
   local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
@@ -132,6 +132,49 @@ function M.check(ts, language, source, fn, path, limits)
   end
   local def = FIND[language](root, source, fn)
   if not def then return nil, "no-function", ("no function `%s` in %s"):format(fn, path) end
+  return def
+end
+
+--- Where `fn` is defined at the top level of source, as the syntax tree
+--  says (a comment or string that looks like a definition is not one):
+--  {line (1-based), start, stop (the definition's bytes are
+--  source:sub(start + 1, stop))}, or nil when it is not there or the source
+--  does not parse.
+function M.definition(ts, language, source, fn, limits)
+  if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return nil end
+  local def = M.find(ts, language, source, fn, limits, "")
+  if not def then return nil end
+  return { line = (syntax.position(source, def.start)), start = def.node.start, stop = def.node.stop }
+end
+
+--- The 1-based lines of every top-level definition of `fn`, in order (a
+--  Python module's later `def` replaces an earlier one when it runs; a
+--  Rust item may be compiled out by an attribute): {} when there is none
+--  or the source does not parse.  M.definition reads the first.
+function M.definition_lines(ts, language, source, fn, limits)
+  if not FIND[language] or type(source) ~= "string" or type(fn) ~= "string" then return {} end
+  local tree = ts.parse(source, { max_bytes = limits.max_source_bytes, language = language })
+  if not tree then return {} end
+  local root = tree:export { max_nodes = limits.max_nodes, max_depth = limits.max_depth }
+  tree:close()
+  if not root or syntax.first_error(root) then return {} end
+  local lines = {}
+  FIND[language](root, source, fn, function(def) lines[#lines + 1] = (syntax.position(source, def.start)) end)
+  return lines
+end
+
+--- The 1-based line where `fn` is defined (M.definition), or nil.
+function M.definition_line(ts, language, source, fn, limits)
+  local def = M.definition(ts, language, source, fn, limits)
+  return def and def.line
+end
+
+local EXPORTED = { rust = "pub", typescript = "exported" }
+
+--- true, or nil, a code and a sentence naming the file and the function.
+function M.check(ts, language, source, fn, path, limits)
+  local def, code, message = M.find(ts, language, source, fn, limits, path)
+  if not def then return nil, code, message end
   if not def.exported then
     return nil, "not-exported", ("`%s` in %s is not %s: the driver cannot call it"):format(fn, path, EXPORTED[language])
   end

@@ -33,14 +33,25 @@ function M.refuser(reasons)
     local offset = type(node_or_offset) == "table" and node_or_offset.start or node_or_offset
     error(setmetatable({ reason = reason, offset = offset, kind = kind, detail = detail }, Refusal), 0)
   end
-  --- Runs check(); returns its result, or the refusal it raised as a record.
-  local function run(source, check)
+  --- Runs check(); returns its result, or the refusal it raised as a
+  --  record, worded from `wording` when given (M.worded), else `reasons`.
+  local function run(source, check, wording)
     local ok, result = pcall(check)
     if ok then return result end
     if getmetatable(result) ~= Refusal then error(result, 0) end
-    return M.refusal(reasons, source, result.reason, result.offset, result.kind, result.detail)
+    return M.refusal(wording or reasons, source, result.reason, result.offset, result.kind, result.detail)
   end
   return refuse, run
+end
+
+--- A profile's reasons with some sentences reworded (the same reasons,
+--  so a refusal's name never depends on the wording): a profile's
+--  signature option says what that option admits.
+function M.worded(reasons, sentences)
+  local out = {}
+  for k, v in pairs(reasons) do out[k] = sentences[k] or v end
+  for k in pairs(sentences) do assert(reasons[k], "unknown reason " .. tostring(k)) end
+  return out
 end
 
 --- The text of a node of an exported tree.
@@ -110,8 +121,10 @@ end
 --- The function a profile binds, after checking every function's body:
 --  the one named opts.expected_function, or the first when none is named,
 --  among those `eligible(name)` accepts.  It must take exactly one
---  parameter (the profile calls it with one u32).  Refuses no_function
---  (at `scope`) and signature (at the definition, `definition` its kind).
+--  parameter (the profile calls it with one u32), or under opts.signature
+--  (the signature policy, issue 34) 1 to its max_params, and then its
+--  parameters' names are listed too.  Refuses no_function (at `scope`) and
+--  signature (at the definition, `definition` its kind).
 function M.bound_function(ctx, functions, opts, p)
   local bound
   for _, node in ipairs(functions) do
@@ -122,12 +135,30 @@ function M.bound_function(ctx, functions, opts, p)
     end
   end
   if not bound then p.refuse("no_function", 0, p.scope, opts.expected_function) end
+  local name = M.text(ctx.source, M.field(bound.node, "name"))
+  if opts.signature then
+    local most = opts.signature.max_params
+    if #bound.params < 1 or #bound.params > most then
+      p.refuse("signature", bound.node, p.definition, ("%d parameters, the signature profile calls it with 1 to %d")
+        :format(#bound.params, most))
+    end
+    return { admitted = true, ["function"] = name, parameter = bound.params[1], parameters = bound.params }
+  end
   if #bound.params ~= 1 then
     p.refuse("signature", bound.node, p.definition, ("%d parameters, the profile calls it with one"):format(
       #bound.params))
   end
-  return { admitted = true, ["function"] = M.text(ctx.source, M.field(bound.node, "name")),
-    parameter = bound.params[1] }
+  return { admitted = true, ["function"] = name, parameter = bound.params[1] }
+end
+
+--- nil when a tuple of `count` values is within the signature policy's
+--  bounds (min_components to max_components), else the detail a refusal
+--  gives.
+function M.tuple_problem(policy, count)
+  if count < policy.min_components or count > policy.max_components then
+    return ("a tuple of %d; the profile returns %d to %d values"):format(count, policy.min_components,
+      policy.max_components)
+  end
 end
 
 --- The first ERROR or MISSING node in preorder, if any.

@@ -36,6 +36,12 @@
 --                  constant of this file, or `Math` as the object of an
 --                  allowed call; nothing may be bound as `Math`.
 --
+-- opts.signature (issue 34; the signature policy, policies/signatures.lua)
+-- admits 1 to max_params parameters, `bigint` beside number and boolean,
+-- tuple result types, an array literal only as a returned tuple, and
+-- BigInt(e); the body's rules are the same.  Without it, the seed's
+-- profile exactly.
+--
 -- `check(tree, source, opts)` is pure: tree is vkit.ts's export.
 local syntax = require "vkit.admission.syntax"
 
@@ -74,6 +80,15 @@ M.reasons = syntax.reasons {
   directive = "compiler directives in comments (`@ts-nocheck`, `@ts-ignore`, `/// <reference>`) are not admitted: the "
     .. "compiler's checks are part of what admission relies on",
 }
+
+--- The sentences that differ under opts.signature (issue 34).
+M.signature_reasons = syntax.worded(M.reasons, {
+  signature = "parameters must be plain names annotated number, bigint or boolean, and the result one of them or "
+    .. "a tuple type of them: defaults, optional and rest parameters are refused",
+  expression = "this expression is outside the pure profile (strings, templates, objects, `new`, `this`, casts and "
+    .. "optional chaining are not admitted; an array only as a returned tuple)",
+  call = "a call must name a function of this file, Math.<allowed> or BigInt, with plain arguments",
+})
 
 local refuse, run = syntax.refuser(M.reasons)
 
@@ -138,13 +153,39 @@ local function lookup(fn, name)
   end
 end
 
--- `: number` or `: boolean`, nothing else.
+-- A type the profile admits: `number` or `boolean`, and under
+-- opts.signature `bigint` (the 64-bit types' values: a double holds
+-- integers exactly only up to 53 bits).  tsc reads `bigint` as a keyword,
+-- so no declaration of the file can give it another meaning.
+local function is_scalar(ctx, t)
+  return (t.kind == "predefined_type" and TYPES[text(ctx, t)])
+    or (ctx.signature ~= nil and t.kind == "type_identifier" and text(ctx, t) == "bigint")
+end
+
+-- `: number` or `: boolean` (or `: bigint`), nothing else.
 local function check_type(ctx, node, reason)
   local kids = named_children(node)
-  if node.kind ~= "type_annotation" or #kids ~= 1 or kids[1].kind ~= "predefined_type"
-      or not TYPES[text(ctx, kids[1])] then
+  if node.kind ~= "type_annotation" or #kids ~= 1 or not is_scalar(ctx, kids[1]) then
     refuse(reason, node, node.kind, text(ctx, node))
   end
+end
+
+-- The result's type: a scalar, or under opts.signature a tuple type
+-- `[A, B, ...]` of scalars, as many as the policy allows.
+local function check_result_type(ctx, node)
+  local kids = named_children(node)
+  local tuple = ctx.signature and node.kind == "type_annotation" and #kids == 1 and kids[1].kind == "tuple_type"
+    and kids[1]
+  if not tuple then return check_type(ctx, node, "signature") end
+  local parts = {}
+  for _, c in ipairs(children(tuple)) do
+    if c.named and is_scalar(ctx, c) then parts[#parts + 1] = c
+    elseif c.named or (c.kind ~= "[" and c.kind ~= "]" and c.kind ~= ",") then
+      refuse("signature", c, c.kind, text(ctx, c))
+    end
+  end
+  local problem = syntax.tuple_problem(ctx.signature, #parts)
+  if problem then refuse("signature", tuple, tuple.kind, problem) end
 end
 
 -- ---------------------------------------------------------------------
@@ -203,13 +244,35 @@ local function check_parameters(ctx, params, fn)
   end
 end
 
+-- Under opts.signature, `BigInt(e)` of one argument: the conversion of a
+-- number (or bool) to a bigint.  Every value an admitted expression makes
+-- is a primitive (no member access, no object, no string), so the
+-- conversion runs no code of the candidate's (no valueOf, no toString);
+-- a number that is not an integer throws a RangeError, a raise and never a
+-- value.  The global is the engine's own: the file may not bind the name
+-- (then the call is an ordinary call of that binding, refused or checked
+-- as such) and nothing admitted can write a member of it.
+local function check_bigint_call(ctx, fn, node, args)
+  local given = {}
+  for _, a in ipairs(children(args)) do
+    if a.named then given[#given + 1] = a
+    elseif a.kind ~= "(" and a.kind ~= ")" and a.kind ~= "," then refuse("call", a, a.kind) end
+  end
+  if #given ~= 1 then refuse("call", node, node.kind, "BigInt takes one argument") end
+  check_expression(ctx, fn, given[1])
+end
+
 local function check_call(ctx, fn, node)
   local callee, args = field(node, "function"), field(node, "arguments")
   if not callee or not args or args.kind ~= "arguments" then refuse("call", node, node.kind) end
   for _, c in ipairs(children(node)) do
     if c ~= callee and c ~= args then refuse("call", c, c.kind) end   -- type arguments, `?.`
   end
-  if callee.kind == "identifier" then
+  if callee.kind == "identifier" and ctx.signature and text(ctx, callee) == "BigInt" and not ctx.module.BigInt
+      and not lookup(fn, "BigInt") then
+    check_bigint_call(ctx, fn, node, args)
+    return
+  elseif callee.kind == "identifier" then
     local name = identifier(ctx, callee)
     if ctx.module[name] ~= "function" or lookup(fn, name) then refuse("call", callee, "identifier", name) end
   elseif callee.kind == "member_expression" then
@@ -314,8 +377,36 @@ function STATEMENTS.expression_statement(ctx, fn, stmt)
   check_expression(ctx, fn, kids[1])
 end
 
+-- Under opts.signature a tuple is returned as an array literal `[a, b]`:
+-- only there (an array anywhere else is an object the function could
+-- keep using), of plain elements (no spread, no hole), as many as the
+-- policy allows.  Its elements are admitted expressions, so none can reach
+-- the array's prototype.
+local function check_returned_array(ctx, fn, node)
+  local count = 0
+  for _, c in ipairs(children(node)) do
+    if c.named then
+      count = count + 1
+      check_expression(ctx, fn, c)
+    elseif c.kind ~= "[" and c.kind ~= "]" and c.kind ~= "," then
+      refuse("expression", c, c.kind)
+    end
+  end
+  -- a hole ([a, , b]) leaves two commas between elements
+  local commas = 0
+  for _, c in ipairs(children(node)) do
+    if c.kind == "," then commas = commas + 1 end
+  end
+  if commas >= count and count > 0 then refuse("expression", node, "array", "a hole or a trailing comma") end
+  local problem = syntax.tuple_problem(ctx.signature, count)
+  if problem then refuse("expression", node, "array", problem) end
+end
+
 function STATEMENTS.return_statement(ctx, fn, stmt)
-  for _, c in ipairs(named_children(stmt)) do check_expression(ctx, fn, c) end
+  for _, c in ipairs(named_children(stmt)) do
+    if ctx.signature and c.kind == "array" then check_returned_array(ctx, fn, c)
+    else check_expression(ctx, fn, c) end
+  end
 end
 
 function STATEMENTS.statement_block(ctx, fn, stmt)
@@ -391,7 +482,7 @@ local function check_function(ctx, node)
   local params, ret, body = field(node, "parameters"), field(node, "return_type"), field(node, "body")
   check_parameters(ctx, params, fn)
   if not ret then refuse("signature", node, node.kind, "the result needs a type: number or boolean") end
-  check_type(ctx, ret, "signature")
+  check_result_type(ctx, ret)
   if not body or body.kind ~= "statement_block" then refuse("signature", node, node.kind, "a body") end
   for _, stmt in ipairs(named_children(body)) do check_statement(ctx, fn, stmt) end
   return fn
@@ -411,7 +502,7 @@ end
 --  Returns {admitted = true, function, parameter} or a refusal record.
 function M.check(tree, source, opts)
   opts = opts or {}
-  local ctx = { source = source, module = {} }
+  local ctx = { source = source, module = {}, signature = opts.signature }
   return run(source, function()
     local broken = syntax.first_error(tree)
     if broken then refuse("syntax_error", broken, broken.missing and ("missing " .. broken.kind) or broken.kind) end
@@ -446,7 +537,7 @@ function M.check(tree, source, opts)
     -- Only an exported function can be bound.
     return syntax.bound_function(ctx, functions, opts, { check_function = check_function, refuse = refuse,
       eligible = function(name) return exported[name] end, scope = "program", definition = "function_declaration" })
-  end)
+  end, opts.signature and M.signature_reasons)
 end
 
 --- Parses and checks one source within the admission limits.

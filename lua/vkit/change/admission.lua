@@ -62,9 +62,12 @@ end
 local memo = {}
 
 --- Admits the source of one side.  path: its path in the repository (for
---  messages); opts.launcher / deadline_ms as vkit.admission.process.run.
+--  messages); opts.launcher / deadline_ms as vkit.admission.process.run;
+--  opts.signature: the profile's signature option (issue 34: `ts_admit
+--  --signature`, the profile named pure-<language>-signature).
 function M.admit(language, path, source, fn, opts)
-  local key = table.concat({ language, fn, hash.sha256(source) }, "\0")
+  local signature = opts and opts.signature and true or false
+  local key = table.concat({ language, fn, hash.sha256(source), tostring(signature) }, "\0")
   if memo[key] and not (opts and opts.launcher) then
     local copy = {}
     for k, v in pairs(memo[key]) do copy[k] = v end
@@ -74,13 +77,14 @@ function M.admit(language, path, source, fn, opts)
   local profile = require("vkit.admission." .. language)
   local ts_identity = require("vkit.ts").identity(language)
   local record = {
-    schema = M.SCHEMA, language = language, profile = "pure-" .. language, ["function"] = fn,
-    source = { path = path, sha256 = hash.sha256(source), bytes = #source },
+    schema = M.SCHEMA, language = language, profile = "pure-" .. language .. (signature and "-signature" or ""),
+    ["function"] = fn, source = { path = path, sha256 = hash.sha256(source), bytes = #source },
     parser = ts_identity, admission_code = M.code_identity(),
     refusal = json.null, failure = json.null, process = json.null,
   }
-  local response, reason, detail, proc_record = process.run(source,
-    { "--language", language, "--function", fn }, profile.reasons, opts)
+  local args = { "--language", language, "--function", fn }
+  if signature then args[#args + 1] = "--signature" end
+  local response, reason, detail, proc_record = process.run(source, args, profile.reasons, opts)
   local function fail(why, message)
     record.admitted, record.outcome = false, "failed"
     record.failure = { reason = why, message = process.failures[why] .. (message and (": " .. message) or "") }

@@ -41,19 +41,7 @@ local function trim(s)
 end
 
 -- Sorted, merged, non-adjacent ranges (ord space).
-local function normalize(spans)
-  table.sort(spans, function(a, b) return a[1] < b[1] end)
-  local out = {}
-  for _, s in ipairs(spans) do
-    local last = out[#out]
-    if last and (s[1] <= last[2] or (last[2] < MAXINT and s[1] == last[2] + 1)) then
-      if s[2] > last[2] then last[2] = s[2] end
-    else
-      out[#out + 1] = { s[1], s[2] }
-    end
-  end
-  return out
-end
+local normalize = require("vkit.change.ranges").merge
 
 --- The set of every value of `type_name`.
 function M.whole(type_name)

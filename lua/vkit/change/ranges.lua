@@ -33,11 +33,18 @@ function M.normalize(items)
     if lo < 0 or hi > U32_MAX then return nil, ("item %d: outside the u32 range"):format(i) end
     spans[#spans + 1] = { lo, hi }
   end
+  return M.merge(spans)
+end
+
+--- Inclusive integer spans {lo, hi} (sorted in place) as sorted, merged,
+--  non-adjacent ranges; a span ending at math.maxinteger has no successor
+--  (vkit.change.domain's ordinals reach it), so nothing wraps.
+function M.merge(spans)
   table.sort(spans, function(a, b) return a[1] < b[1] end)
   local out = {}
   for _, s in ipairs(spans) do
     local last = out[#out]
-    if last and s[1] <= last[2] + 1 then
+    if last and (s[1] <= last[2] or (last[2] < math.maxinteger and s[1] == last[2] + 1)) then
       if s[2] > last[2] then last[2] = s[2] end
     else
       out[#out + 1] = { s[1], s[2] }

@@ -7,11 +7,15 @@ local methods = require "vkit.change.methods"
 local coverage = require "vkit.change.coverage"
 local claims = require "vkit.protocol.claims"
 local exit = require "vkit.cli.exit"
+local causes = require "vkit.report.causes"
 
 local M = {}
 
---- Prints the human summary; `print` (optional) receives each line.
-function M.print_change(shadow, print)
+--- Prints the human summary; `print` (optional) receives each line.  dir
+--  (optional): the run's attempt directory, whose retained records give
+--  each method's cause lines, as the text report shows them (why inputs
+--  could not be checked; vkit.report.causes).
+function M.print_change(shadow, print, dir)
   print = print or _G.print
   print(("run %s: %s%s"):format(shadow.run_id, shadow.status,
     shadow.outcome ~= json.null and ("  " .. tostring(shadow.outcome)) or ""))
@@ -38,6 +42,7 @@ function M.print_change(shadow, print)
     if json.kind(m.coverage) == "object" then print("    " .. m.coverage.statement) end
     if type(m.message) == "string" then print(("    %s: %s"):format(tostring(m.reason), m.message)) end
     for _, cut in ipairs(json.kind(m.cuts) == "array" and m.cuts or {}) do print("    " .. coverage.cut_sentence(cut)) end
+    for _, c in ipairs(causes.of_method(dir, m)) do print("    " .. causes.line(c)) end
   end
   if shadow.error ~= json.null and shadow.error then print("error: " .. shadow.error) end
   print("source_proof: false  approval_authority: false")

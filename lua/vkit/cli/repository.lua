@@ -6,7 +6,9 @@
 -- bound: what it records (a request, a job, a report) holds full ids, and
 -- the request format, preflight and the library API keep refusing a name
 -- or a short id (vkit.git's exact-commit rule), so a recorded run never
--- depends on where a branch pointed later.
+-- depends on where a branch pointed later.  A name that denotes several
+-- refs, or a hex word that is also a ref's name, is refused as ambiguous
+-- rather than taken as Git's first rule would take it.
 local fs = require "vkit.fs"
 
 local M = {}
@@ -50,8 +52,48 @@ end
 --  names it in messages): id, or nil, a sentence ("HEAD~9: no such
 --  revision in /path") and the code (not-found, ambiguous,
 --  invalid-revision, not-a-commit).
+-- Where Git looks a name up, in its order (gitrevisions(7)).
+local REF_RULES = { "%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD" }
+
+-- The existing refs the name at the start of `rev` (before ~ ^ @ : or a
+-- brace) can denote by Git's rules, in that order.
+local function refs_named(repo, rev)
+  local name = rev:match "^([^~^@:{]+)"
+  if not name then return {} end
+  local found = {}
+  for _, rule in ipairs(REF_RULES) do
+    local full = rule:format(name)
+    if full:find "^refs/" then
+      for _, ref in ipairs(repo:refs(full) or {}) do
+        if ref.name == full then found[#found + 1] = full end
+      end
+    end
+  end
+  return found, name
+end
+
+-- Why `rev` is ambiguous, or nil.  Git takes the first ref its rules find
+-- (with a warning; libgit2 silently), and a ref over an abbreviated id, so
+-- whoever can push a tag could otherwise move a name the caller meant: a
+-- tag `origin/main` shadows the remote-tracking branch origin/main, a tag
+-- named like the base's short id the base, and one named like its full
+-- id does too when that commit was not fetched (a shallow clone).
+local function ambiguity(repo, rev)
+  local found, name = refs_named(repo, rev)
+  if #found > 1 then
+    return ("%s names %d refs (%s); give the full ref name"):format(name, #found, table.concat(found, ", "))
+  end
+  if found[1] and name:find "^%x+$" and #name >= 4 then
+    return ("the ref %s is named so, and it reads as a commit id too; give the full ref name, or delete the "
+      .. "ref"):format(found[1])
+  end
+  return nil
+end
+
 function M.resolve(repo, rev, where)
   if rev == "" then return nil, ("an empty revision names no commit in %s"):format(where), "not-found" end
+  local why = ambiguity(repo, rev)
+  if why then return nil, ("%s: ambiguous in %s (%s)"):format(rev, where, why), "ambiguous" end
   local id, message, code = repo:resolve(rev)
   if id then return id end
   local sentences = {

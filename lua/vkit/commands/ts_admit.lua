@@ -1,4 +1,4 @@
---- `vkit ts_admit [--language rust|python|typescript] [--function NAME]`:
+--- `vkit ts_admit [--language rust|python|typescript] [--function NAME] [--signature]`:
 -- the separate admission process.
 --
 -- Reads one source from stdin, parses it with the compiled-in tree-sitter
@@ -10,18 +10,24 @@
 -- refused; any other exit, any stderr output, or any other stdout makes
 -- the parent (vkit.relational.admission) fail the admission.  Running the
 -- parser here keeps a crash, a hang or a flood of output in a process the
--- parent can bound and kill.
+-- parent can bound and kill.  --signature applies the profile's signature
+-- option (issue 34: 1 to 4 parameters of bool and fixed-width integers,
+-- tuple results; policies/signatures.lua); without it, the seed's one
+-- u32 -> u32, which the Rust relational method always asks for.
 local vkit = require "vkit"
 local LANGUAGES = { rust = true, python = true, typescript = true }
 
 local M = {
   summary = "internal: parse and admit one source from stdin (used by admission)",
-  usage = [[usage: vkit ts_admit [--language rust|python|typescript] [--function NAME] < SOURCE
+  usage = [[usage: vkit ts_admit [--language rust|python|typescript] [--function NAME] [--signature] < SOURCE
 
 Internal: parses one source from standard input with the compiled-in
 tree-sitter grammar of its language (default rust), applies that
 language's admission profile's limits and rules, and writes one JSON
-object (schema vkit.ts-admit.v1) to standard output.  The Rust relational
+object (schema vkit.ts-admit.v1) to standard output.  --signature admits
+a function of 1 to 4 parameters of bool and fixed-width integer types
+returning one or a tuple (policies/signatures.lua) instead of the one
+u32 -> u32 of the seed.  The Rust relational
 method and the admission of change candidates run it as a separate
 process they can bound and kill.
 
@@ -54,7 +60,7 @@ end
 
 function M.run(argv)
   local opts, err = require("vkit.args").parse(argv, { options = { ["function"] = "string", language = "string" },
-                                                        max = 0 })
+                                                        flags = { signature = true }, max = 0 })
   if not opts then return require("vkit.cli").usage_error(err, "ts_admit") end
   local language = opts.language or "rust"
   if not LANGUAGES[language] then
@@ -65,7 +71,8 @@ function M.run(argv)
   -- One byte past the limit is enough to refuse the source as too large.
   local source = io.stdin:read(limits.max_source_bytes + 1) or ""
   local ts = require "vkit.ts"
-  local result = profile.admit(ts, source, limits, { expected_function = opts["function"] })
+  local result = profile.admit(ts, source, limits, { expected_function = opts["function"],
+    signature = opts.signature and vkit.policies.signatures or nil })
   io.stdout:write(vkit.json.encode(M.response(source, result, ts.identity(language))), "\n")
   return 0
 end

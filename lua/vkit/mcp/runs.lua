@@ -13,7 +13,7 @@ local named = require "vkit.runs.named"
 local M = {}
 
 function M.summary(store, run)
-  if run.job.kind == "change-certify" then return change_runs.shadow(store, run) end
+  if run.job.kind == "change-certify" then return require("vkit.report").certification_summary(store, run) end
   return store:summary(run)
 end
 

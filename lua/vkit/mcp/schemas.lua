@@ -74,6 +74,13 @@ local SHADOW = {
   blocked = M.object({ stage = M.typed "string", reason = M.typed "string", message = M.typed "string" },
     { "stage", "reason", "message" },
     { type = json.array { "object", "null" }, description = "why no method ran (preflight refusal or an unavailable method)" }),
+  causes = M.array_of(M.object({
+    method = M.typed "string", side = M.typed("string", "base or candidate"),
+    text = M.typed("string", "the cause in one line: the exception and traceback tail, a value outside the type, "
+      .. "a missing function, a build error"),
+    count = M.typed "integer", unit = M.typed("string", "inputs, or runs for a build"),
+    first = M.typed({ "integer", "null" }, "the first input with this cause"),
+  }, { "method", "side", "text", "count", "unit" }), "why inputs could not be checked, one per method and side"),
   target = string_or_null "the trusted target commit",
   candidate = string_or_null "the candidate commit",
   source_proof = M.enum({ false }, "always false: finite observations are not a source proof"),

@@ -39,9 +39,9 @@ end
 --- The causes of a certification method `m` (a summary's method entry)
 --  whose records are under the attempt directory `dir`.
 function M.of_method(dir, m)
-  if not dir or type(m.report) ~= "string" then return {} end
-  local method_dir = dir .. "/" .. m.method
-  local doc = records.read_json(dir .. "/" .. m.report)
+  local report, method_dir = records.inside(dir, m.report), records.inside(dir, m.method)
+  if not (report and method_dir and tostring(m.method):find "^[%w_]+$") then return {} end
+  local doc = records.read_json(report)
   if type(doc) ~= "table" or json.kind(doc.invocation_records) ~= "array" then
     doc = records.read_json(method_dir .. "/paired-execution-report.v1.json")
   end

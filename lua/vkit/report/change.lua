@@ -120,8 +120,8 @@ function M.method(dir, m)
     method.notes[#method.notes + 1] = coverage_mod.cut_sentence(cut)
   end
   local total = 0
-  if dir and type(m.report) == "string" then
-    local path = dir .. "/" .. m.report
+  local path = records.inside(dir, m.report)
+  if path then
     method.report = { path = path, sha256 = m.report_sha256 }
     local doc = records.read_json(path)
     local paired = m.method == "finite_paired" and records.read_json(dir .. "/finite_paired/paired-execution-report.v1.json")
@@ -249,6 +249,11 @@ function M.model(store, run)
     model.subject[#model.subject + 1] = { label = "candidate admission", value = a.admitted
       and ("admitted: %s is inside the %s profile"):format(a.source, a.profile)
       or ("not admitted: %s at %s: %s"):format(tostring(a.rule), tostring(a.at), tostring(a.message)) }
+  end
+  -- How the one command chose its trusted target (vkit change certify --base).
+  if type(payload.trusted_branch) == "string" or payload.base_from_caller == true then
+    model.subject[#model.subject + 1] = { label = "trusted target", value = require("vkit.change.trusted_base")
+      .describe(tostring(request.base), type(payload.trusted_branch) == "string" and payload.trusted_branch or nil) }
   end
   if shadow.trust_candidate_code then
     model.subject[#model.subject + 1] = { label = "trust-candidate-code", value = "used: the host accepts a "

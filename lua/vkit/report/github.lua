@@ -27,7 +27,8 @@ function M.render(model)
   local function props(title)
     local p = {}
     if a.location then
-      p[#p + 1] = "file=" .. M.property(a.location.file)
+      -- the file name is run-supplied text too (a binding map's source)
+      p[#p + 1] = "file=" .. M.property(clean(a.location.file))
       if a.location.line then p[#p + 1] = "line=" .. a.location.line end
     end
     p[#p + 1] = "title=" .. M.property(clean(title))

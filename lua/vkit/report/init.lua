@@ -56,6 +56,16 @@ function M.model(store, run)
   return model
 end
 
+--- A certification's summary as every front gives it (`run show --json`,
+--  `change certify --json`, MCP's run_get and run_wait): the compact shadow
+--  summary (vkit.runs.change) and the causes why inputs could not be
+--  checked, one per method and side (vkit.report.causes.of_model).
+function M.certification_summary(store, run)
+  local summary = require("vkit.runs.change").shadow(store, run)
+  summary.causes = require("vkit.report.causes").of_model((M.model(store, run)))
+  return summary
+end
+
 function M.vac_model(doc, path)
   return require("vkit.report.vac").model(doc, path)
 end

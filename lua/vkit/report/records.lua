@@ -5,11 +5,20 @@
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local hash = require "vkit.hash"
+local paths = require "vkit.paths"
 local policy = require("vkit.policy").store
 
 local M = {}
 
 M.CAP = policy.max_record_bytes
+
+--- `dir/rel` when `rel`, a path a retained record names, is a normalised
+--  relative path (vkit.paths.check: no `..`, not absolute), else nil: a
+--  record cannot lead a report to read outside the run's directory.
+function M.inside(dir, rel)
+  if type(dir) ~= "string" or not paths.check(rel) then return nil end
+  return dir .. "/" .. rel
+end
 
 function M.read_json(path)
   local bytes = fs.read(path, M.CAP, { nofollow = true })

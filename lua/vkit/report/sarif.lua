@@ -11,8 +11,16 @@ local M = {}
 
 M.SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
+--- A repository-relative path as a relative URI reference (RFC 3986):
+--  every byte but the unreserved ones and "/" percent-encoded, so a name
+--  holding a space, "#", "?" or "%" still names the file, not a fragment
+--  or a query.
+function M.uri(path)
+  return (tostring(path):gsub("[^%w%-%._~/]", function(c) return ("%%%02X"):format(c:byte()) end))
+end
+
 local function location(loc)
-  local physical = { artifactLocation = { uri = loc.file } }
+  local physical = { artifactLocation = { uri = M.uri(loc.file) } }
   if loc.line then physical.region = { startLine = loc.line } end
   return json.array { { physicalLocation = physical } }
 end

@@ -11,6 +11,7 @@ local json = require "vkit.json"
 local fs = require "vkit.fs"
 local git = require "vkit.git"
 local hash = require "vkit.hash"
+local paths = require "vkit.paths"
 local records = require "vkit.report.records"
 local shape = require "vkit.admission.shape"
 local ts = require "vkit.ts"
@@ -25,6 +26,18 @@ local M = {}
 --  that looks like a definition cannot move where a reviewer is pointed.
 function M.definition_line(language, source, name)
   return shape.definition_line(ts, language, source, name, limits)
+end
+
+-- The line of the function's one definition, or nil and, when it is
+-- defined more than once at the top level (a Python module's later `def`
+-- is the one that runs; a Rust item may be compiled out), every line:
+-- a report then points at none rather than at one that may be dead.
+local function located(language, source, name)
+  local line = M.definition_line(language, source, name)
+  if not line then return nil end
+  local lines = shape.definition_lines(ts, language, source, name, limits)
+  if #lines > 1 then return nil, lines end
+  return line
 end
 
 function M.short(id)
@@ -45,13 +58,15 @@ local function from_repository(s, dir, project)
   local binding = blob and hash.sha256(blob.bytes) == pin.sha256 and json.decode(blob.bytes)
   if type(binding) == "table" and type(binding.source) == "string" then
     s.file, s["function"], s.language = binding.source, binding["function"], binding.language
-    local src = type(s.candidate) == "string" and repo:read(s.candidate, binding.source, caps.source_bytes)
-    s.line = M.definition_line(s.language, src and src.bytes, s["function"])
+    local src = type(s.candidate) == "string" and paths.check(binding.source)
+      and repo:read(s.candidate, binding.source, caps.source_bytes)
+    s.line, s.lines = located(s.language, src and src.bytes, s["function"])
   end
   repo:close()
 end
 
---- {file, ["function"], language, line, base, candidate} of a change run
+--- {file, ["function"], language, line, lines (set instead of line when
+--  the function is defined more than once), base, candidate} of a change run
 --  from its attempt directory, the full base and candidate ids and the
 --  project directory (any field nil when the run never got far enough).
 function M.of(dir, base, candidate, project)
@@ -61,10 +76,12 @@ function M.of(dir, base, candidate, project)
     local binding = records.read_json(("%s/%s/artifacts/binding_map.json"):format(dir, method))
     if type(binding) == "table" and type(binding.source) == "string" then
       s.file, s["function"], s.language = binding.source, binding["function"], binding.language
-      for _, side in ipairs { "candidate", "base" } do
+      -- a retained record names the file; only a normalised relative path
+      -- is read, so no `..` or absolute path leads outside the run
+      for _, side in ipairs(paths.check(binding.source) and { "candidate", "base" } or {}) do
         local src = fs.read(("%s/%s/captures/%s/%s"):format(dir, method, side, binding.source), caps.source_bytes,
           { nofollow = true })
-        s.line = s.line or M.definition_line(s.language, src, s["function"])
+        if not (s.line or s.lines) then s.line, s.lines = located(s.language, src, s["function"]) end
       end
       break
     end
@@ -79,7 +96,12 @@ function M.rows(s)
   local function add(label, value)
     if value ~= nil and value ~= json.null then rows[#rows + 1] = { label = label, value = value } end
   end
-  if s.file then add("file", s.line and ("%s:%d"):format(s.file, s.line) or s.file) end
+  if s.file then
+    local several = type(s.lines) == "table" and #s.lines > 1
+      and ("%s (%s is defined %d times, at lines %s)"):format(s.file, tostring(s["function"]), #s.lines,
+        table.concat(s.lines, ", "))
+    add("file", s.line and ("%s:%d"):format(s.file, s.line) or several or s.file)
+  end
   add("function", s["function"])
   add("language", s.language)
   add("base", M.short(s.base))

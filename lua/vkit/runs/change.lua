@@ -16,6 +16,7 @@ local request = require "vkit.change.request"
 local relocate = require "vkit.change.relocate"
 local methods = require "vkit.change.methods"
 local combine = require "vkit.change.combine"
+local schema = require "vkit.schema"
 
 local M = {}
 
@@ -27,7 +28,8 @@ end
 
 --- Validates and queues a certification; returns the run id or nil,
 --  message, code: unknown-method, request-invalid (not a change request),
---  trusted-target-missing, kani-pin-invalid (not a closed-format pin),
+--  trusted-target-missing, trusted-branch-invalid, kani-pin-invalid (not a
+--  closed-format pin),
 --  toolchain-roots-invalid (fields.toolchain_roots, else VKIT_TOOLCHAIN_ROOTS:
 --  vkit.change.relocate).
 function M.submit(store, fields)
@@ -50,6 +52,16 @@ function M.submit(store, fields)
       return nil, "the Kani toolchain pin is not a closed-format pin: " .. tostring(pin_problem), "kani-pin-invalid"
     end
   end
+  -- How the one command chose the trusted target (vkit.change.trusted_base):
+  -- the trusted branch's commit it checked the base against, or that the
+  -- caller's base was taken as given.  Recorded for the report, never used
+  -- to bind.
+  if fields.trusted_branch ~= nil and not schema.is_commit_id(fields.trusted_branch) then
+    return nil, "trusted_branch must be a full commit id", "trusted-branch-invalid"
+  end
+  if fields.base_from_caller ~= nil and type(fields.base_from_caller) ~= "boolean" then
+    return nil, "base_from_caller must be a boolean", "request-invalid"
+  end
   if fields.trust_candidate_code ~= nil and type(fields.trust_candidate_code) ~= "boolean" then
     return nil, "trust_candidate_code must be a boolean", "request-invalid"
   end
@@ -71,6 +83,7 @@ function M.submit(store, fields)
     kani_toolchain = fields.kani_toolchain, toolchain_roots = roots,
     -- the host's choice (--trust-candidate-code), never the request's
     trust_candidate_code = fields.trust_candidate_code == true or nil,
+    trusted_branch = fields.trusted_branch, base_from_caller = fields.base_from_caller == true or nil,
   })
   store:ensure_worker()
   return id

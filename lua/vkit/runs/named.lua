@@ -3,9 +3,32 @@
 -- or `latest`, the newest run (refused when several were queued in the
 -- same millisecond, the ids' resolution).  `vkit run` resolves its
 -- argument here; this module never prints.
+local visible = require("vkit.report.markup").visible_controls
+
 local M = {}
 
 M.LATEST = "latest"
+
+-- How much of a name that matched nothing a sentence repeats: ids are 31
+-- bytes, and a name comes from a command line, a REPL or an MCP client.
+local ECHOED = 64
+
+-- The name as a sentence repeats it: control bytes (line breaks too) and
+-- bidi overrides shown, not sent to a terminal or a log, and a long one cut.
+local function shown(s)
+  return (visible(s):gsub("[\t\n\r]", function(c) return ("\\x%02x"):format(c:byte()) end))
+end
+
+local function said(name)
+  if #name <= ECHOED then return shown(name) end
+  local cut = name:sub(1, ECHOED)
+  -- not through the middle of a character
+  for _ = 1, 3 do
+    if utf8.len(cut) then break end
+    cut = cut:sub(1, -2)
+  end
+  return shown(cut) .. "…"
+end
 
 -- How many candidates an ambiguity lists before "and N more".
 local LISTED = 5
@@ -25,7 +48,7 @@ end
 local function ambiguous(name, found, how)
   local listed = table.move(found, 1, math.min(#found, LISTED), 1, {})
   local more = #found > LISTED and (", and %d more"):format(#found - LISTED) or ""
-  return ("%s is ambiguous: %d runs %s (%s%s); type more of the id"):format(name, #found, how,
+  return ("%s is ambiguous: %d runs %s (%s%s); type more of the id"):format(said(name), #found, how,
     table.concat(listed, ", "), more)
 end
 
@@ -51,7 +74,7 @@ function M.resolve(store, name)
     if matches(id, name) then found[#found + 1] = id end
   end
   if #found == 1 then return found[1] end
-  if #found == 0 then return nil, ("no run %s in %s"):format(name, store:describe()), "unknown-run" end
+  if #found == 0 then return nil, ("no run %s in %s"):format(said(name), store:describe()), "unknown-run" end
   return nil, ambiguous(name, found, "start so"), "ambiguous-run"
 end
 
