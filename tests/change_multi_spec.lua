@@ -2,10 +2,10 @@
 -- real rustc / python3.11 / node, `vkit change certify` with auto (which
 -- runs exhaustive, the one method of this profile) and the reports.
 -- clamp(x: i32 in -50..50, lo: i32 in -10..10, hi: i32 in -10..10) is
--- 101 x 21 x 21 = 44,541 inputs.  Sources of this profile are not admitted
--- yet (vkit.change.multi.admission): a conforming candidate ends
--- unadmitted_conform (exit 8), or all_inputs_conform_trusted (exit 0) with
--- --trust-candidate-code.
+-- 101 x 21 x 21 = 44,541 inputs.  Sources are admitted by their language's
+-- pure profile with the signature option: a conforming candidate inside it
+-- is all_inputs_conform (exit 0); one outside it unadmitted_conform (exit
+-- 8), or all_inputs_conform_trusted (exit 0) with --trust-candidate-code.
 local vkit = require "vkit"
 local json = vkit.json
 local t = require "tests.support.run"
@@ -28,7 +28,8 @@ local SOURCES = {
   },
   rust = {
     base = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    let m = if x < hi { x } else { hi };\n    if m > lo { m } else { lo }\n}\n",
-    good = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    lo.max(x.min(hi))\n}\n",
+    good = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if hi < lo || x < lo {\n        return lo;\n    }\n"
+      .. "    if x > hi { hi } else { x }\n}\n",
     one = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x == 7 && lo == 3 && hi == -2 {\n        return -2;\n    }\n"
       .. "    lo.max(x.min(hi))\n}\n",
   },
@@ -71,19 +72,17 @@ for _, language in ipairs { "python", "typescript", "rust" } do
       assert.equal(2 * 2, #report.batches.ran * 2 * 2)  -- one batch: two sides, two passes
     end)
 
-    it("checks every input of a conforming refactor: unadmitted_conform (exit 8) while this profile is not admitted",
-      function()
-        local summary, r = p.certify(SOURCES[language].good)
-        assert.equal(8, r.code)
-        assert.equal("unadmitted_conform", summary.outcome)
-        assert.equal(COVERAGE, summary.coverage.statement)
-        assert.equal("admission-profile-pending", summary.candidate_admission.rule)
-        local report = multi.report(p, summary)
-        assert.equal("batch", report.semantics.candidate.mode)
-        assert.truthy(table.concat(summary.not_established, "\n"):find("exhaustive: every input of a batch ran in one "
-          .. "process (batch mode", 1, true))
-        assert.equal(0, report.violations.total)
-      end)
+    it("checks every input of an admitted conforming refactor: all_inputs_conform (exit 0)", function()
+      local summary, r = p.certify(SOURCES[language].good)
+      assert.equal(0, r.code)
+      assert.equal("all_inputs_conform", summary.outcome)
+      assert.equal(COVERAGE, summary.coverage.statement)
+      assert.is_true(summary.candidate_admission.admitted)
+      assert.equal("pure-" .. language .. "-signature", summary.candidate_admission.profile)
+      local report = multi.report(p, summary)
+      assert.equal("batch", report.semantics.candidate.mode)
+      assert.equal(0, report.violations.total)
+    end)
 
     if SOURCES[language].range then
       it("finds a value outside the declared type by name (range), never a pass", function()
@@ -97,17 +96,24 @@ for _, language in ipairs { "python", "typescript", "rust" } do
   end)
 end
 
-describe("clamp in typescript, trusted", function()
-  it("is all_inputs_conform_trusted (exit 0) only with --trust-candidate-code, and says so", function()
-    local p = clamp_project("typescript")
+describe("a conforming candidate outside the pure profile", function()
+  -- a module global: state the profile excludes, observed in batch mode here
+  local STATEFUL = "calls = []\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
+
+  it("is unadmitted_conform (exit 8), all_inputs_conform_trusted (exit 0) only with --trust-candidate-code", function()
+    local p = clamp_project("python")
     finally(function() intents.finish(p) end)
-    local summary, r = p.certify(SOURCES.typescript.good, { "--trust-candidate-code" })
+    local summary, r = p.certify(STATEFUL)
+    assert.equal(8, r.code)
+    assert.equal("unadmitted_conform", summary.outcome)
+    assert.equal(COVERAGE, summary.coverage.statement)
+    assert.is_false(summary.candidate_admission.admitted)
+    local said = table.concat(summary.not_established, "\n")
+    assert.truthy(said:find("exhaustive: every input of a batch ran in one process (batch mode", 1, true))
+    summary, r = p.certify(STATEFUL, { "--trust-candidate-code" })
     assert.equal(0, r.code)
     assert.equal("all_inputs_conform_trusted", summary.outcome)
-    assert.equal(COVERAGE, summary.coverage.statement)
-    local said = table.concat(summary.not_established, "\n")
-    assert.matches("admission%-profile%-pending", said)
-    assert.matches("trust%-candidate%-code", said)
+    assert.matches("trust%-candidate%-code", table.concat(summary.not_established, "\n"))
   end)
 end)
 
@@ -179,8 +185,8 @@ describe("a guard over a box in the difference policy", function()
       .. "    if b == 1 and 10 <= a <= 19:\n        return (True, 0)\n"
       .. "    if b == 0:\n        return (False, 0)\n    return (True, a // b)\n"
     local summary, r = p.certify(approved)
-    assert.equal(8, r.code)
-    assert.equal("unadmitted_conform", summary.outcome)
+    assert.equal(0, r.code)
+    assert.equal("all_inputs_conform", summary.outcome)
     summary, r = p.certify((approved:gsub("    if b == 0", "    if b == 1 and a == 50:\n        return (True, 101)\n    if b == 0")))
     assert.equal(1, r.code)
     local report = multi.report(p, summary)

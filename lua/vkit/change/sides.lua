@@ -102,7 +102,7 @@ end
 
 -- Captures one side and writes its driver.
 -- driver(language, module_path, fn, compiled_path) -> file name, source
-local function stage_side(repo, bound, setup, runner, side_name, driver)
+local function stage_side(repo, bound, setup, runner, side_name, driver, admit_opts)
   local binding = setup.binding
   local commit = bound[side_name == "base" and "target" or "candidate"].commit
   local capture, capture_dir = capture_side(repo, commit, runner.dir, binding.source, runner, side_name)
@@ -119,7 +119,7 @@ local function stage_side(repo, bound, setup, runner, side_name, driver)
   -- profile decides how its inputs are observed and what they establish.
   local max = require("vkit.policy").limits.admission.max_source_bytes
   local source, why = fs.read(side.module_path, max + 1, { nofollow = true })
-  side.admission = source and admission.admit(binding.language, binding.source, source, binding["function"])
+  side.admission = source and admission.admit(binding.language, binding.source, source, binding["function"], admit_opts)
     or admission.unread(binding.language, binding.source, binding["function"], why)
   -- The driver names the module where the side's processes see it.
   local inside = sandbox.view(setup.plan.isolated, side, binding.source, "")
@@ -181,7 +181,9 @@ end
 --  {base, candidate}, source_captures}, or nil, status, reason, message
 --  (status unknown for budget, deadline, cancellation and unsupported
 --  declarations; infrastructure_failure otherwise).
---  opts.toolchain_cache: see measure_toolchain.
+--  opts.toolchain_cache: see measure_toolchain; opts.admission: the options
+--  vkit.change.admission.admit takes (the multi-parameter profile's
+--  {signature = true}).
 function M.prepare(repo, bound, runner, driver, opts)
   local parsed, status, reason, message = read_artifacts(repo, bound, runner)
   if not parsed then return nil, status, reason, message end
@@ -212,7 +214,7 @@ function M.prepare(repo, bound, runner, driver, opts)
   -- runs: every launch, builds included, re-checks both.
   setup.sides, setup.source_captures, setup.checked, setup.admission = {}, json.object(), {}, json.object()
   for _, s in ipairs(M.SIDES) do
-    local side, why, detail = stage_side(repo, bound, setup, runner, s, driver)
+    local side, why, detail = stage_side(repo, bound, setup, runner, s, driver, opts and opts.admission)
     if not side then return nil, "infrastructure_failure", why, detail, setup end
     setup.sides[s] = side
     setup.admission[s] = side.admission

@@ -26,12 +26,13 @@
 -- deadline (policies/limits.lua paired).  2^20 inputs are 16 batches, so
 -- two sides and two passes are 64 invocations plus two builds.
 --
--- Not yet (docs/change.md): admission of this profile's sources is another
--- piece of work, so both sides are recorded as not admitted (rule
--- admission-profile-pending) and a conforming candidate ends
--- unadmitted_conform unless the host trusts it; and every input of a batch
--- runs in one process (batch mode), where state may carry from one input
--- to the next: the report's semantics and not-established lines say so.
+-- Admission: each side's source is admitted by its language's pure
+-- profile with the signature option (vkit.change.admission, {signature =
+-- true}).  A candidate inside it runs in batch mode as the seed's admitted
+-- candidates do; one outside it also runs in batch mode here (this profile
+-- has no fresh-per-input drivers yet), so its conformance is
+-- unadmitted_conform and the certification says state between calls is
+-- not excluded.
 local boot = require "vkit.boot"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
@@ -47,16 +48,17 @@ local signature = require "vkit.change.signature"
 local signature_drivers = require "vkit.change.signature_drivers"
 local massess = require "vkit.change.multi.assess"
 local mcontract = require "vkit.change.multi.contract"
-local admission = require "vkit.change.multi.admission"
+local batch_drivers = require "vkit.change.batch_drivers"
 local cfg = require("vkit.policy").change.exhaustive
 local policy = require("vkit.policy").signatures
 
 local M = {}
 
 M.REPORT = "exhaustive-report.v1.json"
+-- The semantics of a side outside the pure profile (an admitted side's are the seed's batch mode).
 M.SEMANTICS = "batch: one process per batch calls the function once per input, in the order given; the "
-  .. "multi-parameter profile has no fresh-per-input drivers yet, so state the candidate keeps between calls is "
-  .. "not excluded"
+  .. "multi-parameter profile has no fresh-per-input drivers yet, so state a source outside the pure profile keeps "
+  .. "between calls is not excluded"
 
 M.NOT_ESTABLISHED = "every input of a batch ran in one process (batch mode, the multi-parameter profile has no "
   .. "fresh-per-input drivers yet): state the candidate keeps between calls is not excluded"
@@ -66,7 +68,7 @@ local SIDES = sides_mod.SIDES
 function M.runner_identity()
   return { runner = "vkit-exhaustive-multi", vkit_version = boot.version,
            vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
-           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/admission",
+           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "admission",
                                             "signature_drivers", "signature", "domain", "batch_run", "batches", "runner", "sides",
                                             "toolchain", "artifacts" } }
 end
@@ -234,8 +236,9 @@ function M.run(bound, opts)
   local function finish(status, reason, message)
     local result = batch_run.finish(runner, report, M.REPORT, started,
       coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs", inputs_words), status, reason, message)
-    -- what batch mode leaves open, in the certification's own words (once inputs ran)
-    if report.semantics then result.not_established = { M.NOT_ESTABLISHED } end
+    -- what batch mode leaves open for a candidate outside the pure profile (once inputs ran)
+    local candidate = report.semantics and report.semantics.candidate
+    if candidate and candidate.meaning == M.SEMANTICS then result.not_established = { M.NOT_ESTABLISHED } end
     return result
   end
   if accepted > policy.exhaustive_inputs then
@@ -247,20 +250,23 @@ function M.run(bound, opts)
   local function driver(language, module, fn, compiled)
     return signature_drivers.driver(language, sig, language == "typescript" and compiled or module, fn)
   end
-  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, driver, opts)
+  -- each side admitted by its language's pure profile with the signature option
+  local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, driver,
+    setmetatable({ admission = { signature = true } }, { __index = opts }))
   local known = setup or partial
   report.language = known and known.binding and known.binding.language or json.null
-  if known and known.admission and next(known.admission) then
-    for s, record in pairs(known.admission) do known.admission[s] = admission.pending(record) end
-    report.admission = known.admission
-  end
+  -- what admission said stays in the report even when a build then failed
+  if known and known.admission and next(known.admission) then report.admission = known.admission end
   if not setup then return finish(status, reason, message) end
   local fn = setup.binding["function"]
   report.runtime_identity = setup.runtime_identity
   report.source_captures = setup.source_captures
   report.drivers, report.builds = sides_mod.files(setup)
   report.semantics = json.object()
-  for _, s in ipairs(SIDES) do report.semantics[s] = { mode = "batch", meaning = M.SEMANTICS } end
+  for _, s in ipairs(SIDES) do
+    local admitted = setup.admission[s].admitted
+    report.semantics[s] = { mode = "batch", meaning = admitted and batch_drivers.SEMANTICS.batch or M.SEMANTICS }
+  end
 
   local passes
   passes, report.passes, report.observation_policy = batch_run.passes(setup.observation_policy)
