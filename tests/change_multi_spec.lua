@@ -96,6 +96,28 @@ for _, language in ipairs { "python", "typescript", "rust" } do
   end)
 end
 
+describe("a candidate whose answers depend on the order of calls", function()
+  -- its fifth call is off by one: a different input in each pass's order
+  local ORDERED = "seen = []\ndef clamp(x, lo, hi):\n    seen.append(x)\n"
+    .. "    return max(lo, min(x, hi)) + (1 if len(seen) == 5 else 0)\n"
+
+  it("leaves those inputs unstable: unknown, never a pass, even trusted", function()
+    local p = clamp_project("python")
+    finally(function() intents.finish(p) end)
+    local summary, r = p.certify(ORDERED, { "--trust-candidate-code" })
+    assert.equal(1, r.code)
+    assert.equal("unknown", summary.outcome)
+    assert.equal("unstable", summary.methods[1].reason)
+    local report = multi.report(p, summary)
+    -- the ascending pass's fifth input, and the permuted pass's (the run id's order: almost surely another)
+    local named = {}
+    for _, u in ipairs(report.unstable.items) do named[u.input] = true end
+    assert.is_true(named["clamp(x=-50, lo=-10, hi=-6)"])
+    assert.is_true(report.unstable.total == 1 or report.unstable.total == 2)
+    assert.equal(44541 - report.unstable.total, report.inputs_checked)
+  end)
+end)
+
 describe("a conforming candidate outside the pure profile", function()
   -- a module global: state the profile excludes, observed in batch mode here
   local STATEFUL = "calls = []\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
