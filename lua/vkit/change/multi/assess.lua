@@ -5,7 +5,7 @@
 -- the canonical text of a value of the declared result type):
 --   1. standing requirements always apply: every component of c is in the
 --      legal outputs (the observation universe intersected with every
---      requirement whose box contains the input, vkit.change.multi.contract);
+--      requirement whose box contains the input, vkit.change.multi.legal);
 --   2. inside guards: every component of c is in the intersection of the
 --      outputs of every guard whose box contains the input;
 --   3. outside guards: c == b (preservation), or b is illegal under the
@@ -17,7 +17,7 @@
 -- Anything else unobserved, failed or unstable leaves the input undecided.
 local domain = require "vkit.change.domain"
 local signature = require "vkit.change.signature"
-local mcontract = require "vkit.change.multi.contract"
+local mlegal = require "vkit.change.multi.legal"
 
 local M = {}
 
@@ -30,7 +30,7 @@ local function guards_for(guards, tuple)
       names[#names + 1] = g.name
       if allowed then
         local both = {}
-        for i, set in ipairs(allowed) do both[i] = mcontract.intersect(set, g.outputs[i]) end
+        for i, set in ipairs(allowed) do both[i] = mlegal.intersect(set, g.outputs[i]) end
         allowed = both
       else
         allowed = g.outputs
@@ -77,7 +77,7 @@ function M.judge(c, guards, tuple, base, candidate, call)
     return { verdict = "undecided", rule = "observation",
              message = ("%s: the candidate observation is %s"):format(call, M.side_text(sig, candidate)) }
   end
-  local legal = mcontract.legal(c, tuple)
+  local legal = mlegal.legal(c, tuple)
   local value = assert(signature.parse_result(sig, candidate.value))
   if not domain.allows(sig, legal, value) then
     return violation("standing-requirement", legal, (", which the accepted intent does not allow (allowed: %s)"):format(

@@ -16,22 +16,16 @@
 --
 -- A SET is the canonical set TEXT of vkit.change.domain (`-5..5|9`, `*`),
 -- never JSON numbers: a 64-bit value does not survive a JSON number, and
--- one text per set makes two spellings of a contract one digest.  The
--- legal outputs for an input are, per component, the observation universe
--- intersected with the outputs of every requirement whose box contains
--- the input.  A box may reach past the accepted inputs (an omitted
--- parameter is its whole type): it applies where it meets them.
---
--- Cells.  Every box and the domain cut each parameter's values into
--- segments on which membership in every box is the same, so the legal
--- outputs are constant on each product of segments (a cell).  Checking one
--- input per cell checks them all: satisfiability and claim coverage cost
--- the number of cells, never the number of inputs.
+-- one text per set makes two spellings of a contract one digest.  A box
+-- may reach past the accepted inputs (an omitted parameter is its whole
+-- type): it applies where it meets them.  What is legal for an input, and
+-- the cells satisfiability and claim coverage are checked on, are
+-- vkit.change.multi.legal's.
 local json = require "vkit.json"
 local S = require "vkit.schema"
-local ranges = require "vkit.change.ranges"
 local signature = require "vkit.change.signature"
 local domain = require "vkit.change.domain"
+local legal = require "vkit.change.multi.legal"
 local policy = require("vkit.policy").signatures
 
 local M = {}
@@ -185,93 +179,6 @@ function M.to_json(c)
 end
 M.to_document = M.to_json
 
---- Whether an input (a tuple) is in a box.
-function M.in_box(b, tuple)
-  return domain.box_contains(b, tuple)
-end
-
--- The intersection of two sets of one type.
-local function intersect(a, b)
-  return { type = a.type, ranges = ranges.intersect(a.ranges, b.ranges) }
-end
-M.intersect = intersect
-
---- The legal outputs for one input: one set per result component.
-function M.legal(c, tuple)
-  local legal = c.observations
-  for _, r in ipairs(c.requirements) do
-    if domain.box_contains(r.box, tuple) then
-      local next_legal = {}
-      for i, set in ipairs(legal) do next_legal[i] = intersect(set, r.outputs[i]) end
-      legal = next_legal
-    end
-  end
-  return legal
-end
-
---- Whether a result's canonical text is allowed by one set per component.
-function M.allows(sig, sets, result_text)
-  local value = signature.parse_result(sig, result_text)
-  if value == nil then return false end
-  return domain.allows(sig, sets, value)
-end
-
---- Calls visit(tuple) once per cell of the accepted inputs cut by `boxes`
---  (a list of boxes): one input whose every box membership equals that of
---  each input of its cell.  Returns true and the first non-nil value visit
---  returns (it stops there); or false and the number of cells when they are
---  more than policies/signatures.lua exhaustive_inputs (many small ranges
---  in many boxes: checked by no one, refused by the caller).
-function M.cells(d, boxes, visit)
-  local starts = {}
-  for i, set in ipairs(d.sets) do
-    local cuts = {}
-    for _, b in ipairs(boxes) do
-      for _, r in ipairs(b[i].ranges) do
-        cuts[#cuts + 1] = r[1]
-        if r[2] < math.maxinteger then cuts[#cuts + 1] = r[2] + 1 end
-      end
-    end
-    table.sort(cuts)
-    local list = {}
-    for _, r in ipairs(set.ranges) do
-      list[#list + 1] = r[1]
-      for _, p in ipairs(cuts) do
-        if p > r[1] and p <= r[2] and p ~= list[#list] then list[#list + 1] = p end
-      end
-    end
-    starts[i] = list
-  end
-  local count = 1
-  for _, list in ipairs(starts) do
-    if #list > policy.exhaustive_inputs // count then return false, math.maxinteger end
-    count = count * #list
-  end
-  local tuple, n = {}, #d.sets
-  local function walk(i)
-    if i > n then return visit(tuple) end
-    for _, o in ipairs(starts[i]) do
-      tuple[i] = signature.from_ord(d.sets[i].type, o)
-      local r = walk(i + 1)
-      if r ~= nil then return r end
-    end
-  end
-  return true, walk(1)
-end
-
-local function too_many(what)
-  return fail("contract-too-complex", "%s: its boxes cut the accepted inputs into more than %d cells", what,
-    policy.exhaustive_inputs)
-end
-
-local function requirement_boxes(...)
-  local boxes = {}
-  for _, c in ipairs { ... } do
-    for _, r in ipairs(c.requirements) do boxes[#boxes + 1] = r.box end
-  end
-  return boxes
-end
-
 --- "x=7, lo=3, hi=-2": an input with every parameter named.
 function M.input_text(sig, tuple)
   local parts = {}
@@ -279,24 +186,21 @@ function M.input_text(sig, tuple)
   return table.concat(parts, ", ")
 end
 
+local function too_many(what)
+  return fail("contract-too-complex", "%s: its boxes cut the accepted inputs into more than %d cells", what,
+    policy.exhaustive_inputs)
+end
+
 --- Whether a normal-form contract can be satisfied: every accepted input
 --  has at least one legal output in every component.
 function M.check_satisfiable(c, what)
-  local within, empty = M.cells(c.domain.inputs, requirement_boxes(c), function(tuple)
-    for i, set in ipairs(M.legal(c, tuple)) do
-      if #set.ranges == 0 then return { tuple = tuple, component = i } end
-    end
-  end)
+  local within, empty = legal.first_empty(c)
   if not within then return too_many(what) end
   if empty then
     return fail("unsatisfiable-intent", "%s allows no value of result component %d for input %s", what,
       empty.component, M.input_text(c.sig, empty.tuple))
   end
   return true
-end
-
-local function same_set(a, b)
-  return ranges.equal(a.ranges, b.ranges)
 end
 
 --- Whether `claim` covers every legal input and output of `intent` on the
@@ -319,14 +223,7 @@ function M.covers(claim, intent)
         .. "about another encoding", h)
     end
   end
-  local within, excluded = M.cells(intent.domain.inputs, requirement_boxes(intent, claim), function(tuple)
-    local allowed, claimed = M.legal(intent, tuple), M.legal(claim, tuple)
-    for i, set in ipairs(allowed) do
-      if not same_set(intersect(set, claimed[i]), set) then
-        return { tuple = tuple, component = i, allowed = set, claimed = claimed[i] }
-      end
-    end
-  end)
+  local within, excluded = legal.first_excluded(claim, intent)
   if not within then return too_many("the claim") end
   if excluded then
     return fail("claim-excludes-legal-behavior", "for input %s the accepted intent allows %s in result component %d "

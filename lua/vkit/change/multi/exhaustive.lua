@@ -68,7 +68,7 @@ local SIDES = sides_mod.SIDES
 function M.runner_identity()
   return { runner = "vkit-exhaustive-multi", vkit_version = boot.version,
            vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
-           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "admission",
+           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/legal", "admission",
                                             "signature_drivers", "signature", "domain", "batch_run", "batches", "runner", "sides",
                                             "toolchain", "artifacts" } }
 end
