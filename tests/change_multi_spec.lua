@@ -284,3 +284,16 @@ for _, language in ipairs { "typescript", "rust" } do
     end)
   end)
 end
+
+describe("the one command (vkit change certify --base --candidate)", function()
+  it("finds the multi-parameter intent and names the differing input (exit 1)", function()
+    local p = clamp_project("python")
+    finally(function() intents.finish(p) end)
+    local candidate = p.commit({ [p.path] = SOURCES.python.one }, p.target)
+    local r = t.vkit { "change", "certify", "--project", p.dir .. "/project", "--base", p.target, "--candidate", candidate,
+                       "--timeout", "5m" }
+    assert.equal(1, r.code, r.stderr)
+    assert.truthy(r.stdout:find("clamp(x=7, lo=3, hi=-2): base 3, candidate -2", 1, true))
+    assert.truthy(r.stdout:find(COVERAGE, 1, true))
+  end)
+end)
