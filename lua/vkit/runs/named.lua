@@ -3,7 +3,7 @@
 -- or `latest`, the newest run (refused when several were queued in the
 -- same millisecond, the ids' resolution).  `vkit run` resolves its
 -- argument here; this module never prints.
-local visible = require("vkit.report.markup").visible_controls
+local visible = require "vkit.visible"
 
 local M = {}
 
