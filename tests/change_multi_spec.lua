@@ -1,6 +1,6 @@
 -- The multi-parameter profile end to end (issue 34): real Git repositories,
 -- real rustc / python3.11 / node, `vkit change certify` with auto (which
--- runs exhaustive, the one method of this profile) and the reports.
+-- runs finite_paired, then exhaustive, whose result decides) and the reports.
 -- clamp(x: i32 in -50..50, lo: i32 in -10..10, hi: i32 in -10..10) is
 -- 101 x 21 x 21 = 44,541 inputs.  Sources are admitted by their language's
 -- pure profile with the signature option: a conforming candidate inside it
@@ -58,7 +58,7 @@ for _, language in ipairs { "python", "typescript", "rust" } do
       local summary, r = p.certify(SOURCES[language].one)
       assert.equal(1, r.code)
       assert.equal("observed_violation", summary.outcome)
-      local m = summary.methods[1]
+      local m = multi.method(summary, "exhaustive")
       assert.same({ "exhaustive", "observed_violation", "unapproved-difference" }, { m.method, m.result, m.reason })
       assert.equal(COVERAGE, summary.coverage.statement)
       assert.matches("^1 violating input; the first: clamp%(x=7, lo=3, hi=%-2%): base 3, candidate %-2", m.message)
@@ -89,8 +89,8 @@ for _, language in ipairs { "python", "typescript", "rust" } do
         local summary, r = p.certify(SOURCES[language].range)
         assert.equal(1, r.code)
         assert.equal("observed_violation", summary.outcome)
-        assert.equal("range", summary.methods[1].reason)
-        assert.matches("clamp%(x=0, lo=0, hi=0%): base 0, candidate !range", summary.methods[1].message)
+        assert.equal("range", multi.method(summary, "exhaustive").reason)
+        assert.matches("clamp%(x=0, lo=0, hi=0%): base 0, candidate !range", multi.method(summary, "exhaustive").message)
       end)
     end
   end)
@@ -107,7 +107,7 @@ describe("a candidate whose answers depend on the order of calls", function()
     local summary, r = p.certify(ORDERED, { "--trust-candidate-code" })
     assert.equal(1, r.code)
     assert.equal("unknown", summary.outcome)
-    assert.equal("unstable", summary.methods[1].reason)
+    assert.equal("unstable", multi.method(summary, "exhaustive").reason)
     local report = multi.report(p, summary)
     -- the ascending pass's fifth input, and the permuted pass's (the run id's order: almost surely another)
     local named = {}
@@ -228,8 +228,8 @@ describe("the exhaustive cap", function()
     local summary, r = p.certify("def f(x):\n    return x\n", { "--trust-candidate-code" })
     assert.are_not.equal(0, r.code)
     assert.equal("unknown", summary.outcome)
-    assert.equal("exhaustive-cap", summary.methods[1].reason)
-    assert.matches("more than the exhaustive cap of 1048576", summary.methods[1].message)
+    assert.equal("exhaustive-cap", multi.method(summary, "exhaustive").reason)
+    assert.matches("more than the exhaustive cap of 1048576", multi.method(summary, "exhaustive").message)
     assert.equal("checked 0 of 1048577 accepted inputs (exhaustive: x in 0..1048576)", summary.coverage.statement)
   end)
 
@@ -247,7 +247,7 @@ describe("the exhaustive cap", function()
   it("blocks the other methods for this profile by name", function()
     local p = clamp_project("python")
     finally(function() intents.finish(p) end)
-    local summary = p.certify(SOURCES.python.good, { "--method", "finite_paired" })
+    local summary = p.certify(SOURCES.python.good, { "--method", "rust_exhaustive" })
     assert.equal("blocked", summary.outcome)
     assert.equal("unsupported_profile", summary.blocked.reason)
   end)
@@ -280,7 +280,7 @@ for _, language in ipairs { "typescript", "rust" } do
       assert.equal("checked 1799 of 1799 accepted inputs (exhaustive: a in 0..255|18446744073709551615, b in -3..3)",
         summary.coverage.statement)
       assert.equal("1 violating input; the first: wrap(a=18446744073709551615, b=3): base (true, 2), candidate (true, 1), "
-        .. "and no guard approves the difference", summary.methods[1].message)
+        .. "and no guard approves the difference", multi.method(summary, "exhaustive").message)
     end)
   end)
 end

@@ -38,7 +38,8 @@ end
 --- A project: spec = {language, fn, signature (JSON form), inputs = {name =
 --  set text}, observations = {set text per component}, requirements =
 --  {{inputs = {name = set}, outputs = {...}}}, guards = {{name, inputs,
---  outputs}}, source, codec_signature (another signature for the codec)}.
+--  outputs}}, source, codec_signature (another signature for the codec),
+--  shrink_limit (the observation policy's, default 6)}.
 --  Returns intents.project's context with path, claim (the contract
 --  document) and certify(source, extra) -> summary, process result.
 function M.project(spec)
@@ -49,7 +50,8 @@ function M.project(spec)
                     language = spec.language, source = path, ["function"] = spec.fn } },
     codec = { path = "verification/codec.json", bytes = M.codec(spec.codec_signature or spec.signature) },
     observation_policy = { path = "verification/observation.json", bytes = json.encode { schema_version = 1,
-      repetitions = 2, selection = "spread", max_inputs = 6, shrink_limit = 6, process_deadline_ms = 10000 } },
+      repetitions = 2, selection = "spread", max_inputs = 6, shrink_limit = spec.shrink_limit or 6,
+      process_deadline_ms = 10000 } },
     environment_model = { path = "verification/environment.json", bytes = json.encode(env, { indent = 2 }) },
   }
   local inputs = json.object()
@@ -96,12 +98,19 @@ function M.project(spec)
   return p
 end
 
---- The exhaustive report a summary's run retained (decoded).
-function M.report(p, summary)
+--- The exhaustive report a summary's run retained (decoded); `rel`: another
+--  report of the attempt (default exhaustive/exhaustive-report.v1.json).
+function M.report(p, summary, rel)
   local store = require("vkit.store").open(p.dir .. "/project")
   local run = assert(store:get(summary.run_id))
   local dir = require("vkit.report.records").attempt_dir(run)
-  return assert(json.decode(assert(vkit.fs.read(dir .. "/exhaustive/exhaustive-report.v1.json", 1 << 28)))), run, store
+  rel = rel or "exhaustive/exhaustive-report.v1.json"
+  return assert(json.decode(assert(vkit.fs.read(dir .. "/" .. rel, 1 << 28)))), run, store
+end
+
+--- The summary's entry for `method`.
+function M.method(summary, method)
+  for _, m in ipairs(summary.methods) do if m.method == method then return m end end
 end
 
 return M

@@ -69,10 +69,12 @@ end
 --  method cannot run (a blocked shadow job).  kani_pin: the decoded pin or
 --  nil; multi: the intent is of the multi-parameter profile.
 function M.plan(method, language, kani_pin, multi)
-  -- the multi-parameter profile (issue 34): only exhaustive checks it yet
+  -- the multi-parameter profile (issue 34): finite_paired and exhaustive check it, auto runs both as for the seed
   if multi then
-    if method == "auto" or method == "exhaustive" then return { "exhaustive" } end
-    return nil, "unsupported_profile", method .. " does not check the multi-parameter profile yet: use exhaustive or auto"
+    if method == "auto" then return { "finite_paired", "exhaustive" } end
+    if method == "finite_paired" or method == "exhaustive" then return { method } end
+    return nil, "unsupported_profile", method .. " does not check the multi-parameter profile yet: use finite_paired, "
+      .. "exhaustive or auto"
   end
   local rust_native = language == "rust" and M.native_x86_64_linux()
   local pin_ok, pin_problem = M.closed_format_pin(kani_pin)

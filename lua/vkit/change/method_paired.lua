@@ -9,6 +9,8 @@ local M = {}
 --- opts as for vkit.change.paired.run; returns {status, reason, message,
 --  report, coverage, cuts, budget, paired (the paired-execution report)}.
 function M.run(bound, opts)
+  -- the multi-parameter profile (issue 34) has its own sampled method
+  if bound.intent.contract.profile == "multi" then return require("vkit.change.multi.paired").run(bound, opts) end
   local started = sys.monotonic_ms()
   local result, report = analysis.run(bound, opts)
   local c = result.coverage

@@ -144,15 +144,10 @@ end
 -- Selection: as many accepted inputs as the remaining budget allows,
 -- keeping room for shrinking.  A max_inputs the budget cuts is recorded.
 local function choose_inputs(runner, bound, policy)
-  local per_input = 2 * policy.repetitions
-  local reserve = policy.shrink_limit * per_input
-  local affordable = math.max(0, (runner.max_invocations - runner.invocations - reserve) // per_input)
   local domain = bound.intent.contract.domain.inputs
-  local wanted = math.min(policy.max_inputs, ranges.count(domain))
-  if affordable < wanted then
-    runner:cut("max_inputs", policy.max_inputs, affordable, "max_invocations", runner.max_invocations)
-  end
-  return select_mod.select(domain, policy.selection, math.min(affordable, policy.max_inputs))
+  local n, cut = select_mod.affordable(runner.max_invocations - runner.invocations, policy, ranges.count(domain))
+  if cut then runner:cut("max_inputs", policy.max_inputs, cut, "max_invocations", runner.max_invocations) end
+  return select_mod.select(domain, policy.selection, n)
 end
 
 -- Shrinking: only smaller accepted inputs, within its limit.

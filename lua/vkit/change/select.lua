@@ -39,6 +39,18 @@ function M.select(domain, how, budget)
   return picked, total - #picked
 end
 
+--- How many inputs the invocations left can observe, keeping room for
+--  shrinking: each input costs both sides `repetitions` processes, and
+--  shrink_limit inputs are reserved.  Returns the count to select (at most
+--  max_inputs) and, when that is fewer than max_inputs would take of
+--  `total` inputs, the affordable count (a cut to record).
+function M.affordable(invocations_left, policy, total)
+  local per_input = 2 * policy.repetitions
+  local affordable = math.max(0, (invocations_left - policy.shrink_limit * per_input) // per_input)
+  local cut = affordable < math.min(policy.max_inputs, total) and affordable or nil
+  return math.min(affordable, policy.max_inputs), cut
+end
+
 --- The index (0-based) of a value in a canonical set.
 local function index_of(set, v)
   local k = 0

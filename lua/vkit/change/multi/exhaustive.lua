@@ -48,6 +48,7 @@ local signature = require "vkit.change.signature"
 local signature_drivers = require "vkit.change.signature_drivers"
 local massess = require "vkit.change.multi.assess"
 local mcontract = require "vkit.change.multi.contract"
+local isolation = require "vkit.change.multi.isolation"
 local batch_drivers = require "vkit.change.batch_drivers"
 local cfg = require("vkit.policy").change.exhaustive
 local policy = require("vkit.policy").signatures
@@ -280,8 +281,11 @@ function M.run(bound, opts)
 
   -- Every input judged; findings name every parameter.
   local guards = bound.difference_policy.guards
+  -- auto: finite_paired's per-input runs against these batches (vkit.change.multi.isolation)
+  local isolated = isolation.check(opts.sampled, bound, function(x, s) return side_observation(keys[s], x, passes) end)
   local function judged(x, tuple)
-    local o = { base = side_observation(keys.base, x, passes), candidate = side_observation(keys.candidate, x, passes) }
+    local o = isolation.mark(isolated, x,
+      { base = side_observation(keys.base, x, passes), candidate = side_observation(keys.candidate, x, passes) })
     local call = M.call_text(fn, sig, tuple)
     return o, massess.judge(c, guards, tuple, o.base, o.candidate, call), call
   end
@@ -322,6 +326,9 @@ function M.run(bound, opts)
   report.violations.index_ranges = runs.violation_ranges(violations)
   report.unstable = unstable
   report.failed_inputs = failed
+  report.isolation = batch_run.listed(isolated.differences)
+  report.isolation.compared = isolated.compared
+  report.isolation.sampled_report = opts.sampled and "finite_paired" or json.null
 
   local retained_ok = runner:check_retained()
   report.os_sandbox = runner:os_sandbox()
@@ -336,7 +343,7 @@ function M.run(bound, opts)
   end
   if checked == accepted then return finish("all_inputs_conform", "all-accepted-inputs-checked") end
   -- the listings keep only their first items: the shared rule reads what they counted
-  local why = batch_run.reason_for_unchecked(stop, unstable.total > 0 and { unstable.total } or {}, {},
+  local why = batch_run.reason_for_unchecked(stop, unstable.total > 0 and { unstable.total } or {}, isolated.differences,
     failed.total > 0 and { { side = candidate_failed and "candidate" or "base" } } or {})
   return finish("unknown", why, ("%d of %d accepted inputs checked (%s)"):format(checked, accepted, why))
 end
