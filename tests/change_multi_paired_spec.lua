@@ -64,6 +64,12 @@ for _, language in ipairs { "python", "typescript", "rust" } do
       assert.equal("clamp(x=12, lo=-3, hi=4)", analysis.shrinking.smallest_violation)
       assert.equal(17, #analysis.shrinking.tried)  -- x: 7 tries, lo: 5, hi: 5
       assert.equal("clamp(x=-50, lo=6, hi=6)", analysis.shrinking.tried[1])  -- x's smallest first
+      assert.equal("clamp(x=12, lo=-3, hi=4)", analysis.findings[1].input)  -- the shrunk finding first
+      -- what `vkit run show` prints names it too
+      local _, run, store = multi.report(p, summary, ANALYSIS)
+      local report = require "vkit.report"
+      local text = report.render(assert(report.model(store, run)), "text")
+      assert.truthy(text:find("clamp(x=12, lo=-3, hi=4)", 1, true))
       local paired = multi.report(p, summary, PAIRED)
       assert.equal(6, paired.selection.selected)
       assert.equal("spread", paired.selection.how)
@@ -89,6 +95,21 @@ for _, language in ipairs { "python", "typescript", "rust" } do
     end)
   end)
 end
+
+describe("the library API", function()
+  it("runs this profile's sampled method for run_change_analysis", function()
+    local p = clamp_project("python", 6)
+    finally(function() intents.finish(p) end)
+    local candidate = p.commit({ [p.path] = SOURCES.python.good }, p.target)
+    local dir = p.dir .. "/library-run"
+    local analysis, report = vkit.change.run_change_analysis(p.dir .. "/project", p.request(candidate), p.target,
+      { dir = dir })
+    assert.equal("observed_conformance", analysis.status)
+    assert.equal("multi-parameter", report.profile)
+    assert.equal("samples_within_contract", report.status)
+    assert.truthy(vkit.fs.read(dir .. "/change-analysis.v1.json", 1 << 20))
+  end)
+end)
 
 describe("shrinking", function()
   it("stops at the observation policy's shrink_limit", function()

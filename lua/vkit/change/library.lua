@@ -4,6 +4,8 @@
 --   run_change_analysis(project, request, trusted_target, opts)  -> analysis, report, bound
 --   run_exhaustive(project, request, trusted_target, opts)        -> result, bound
 --
+-- A request of the multi-parameter profile (issue 34) runs that profile's
+-- sampled method (vkit.change.multi.paired) for the first two.
 -- Each takes a request (JSON text or a decoded table) and a separately
 -- supplied trusted target, runs its own preflight (captured Git objects
 -- only; a refusal returns nil, message, code and runs nothing), and starts
@@ -64,6 +66,10 @@ function M.run_paired_execution(project, request, trusted_target, opts)
   check_options(opts)
   local bound, method_opts, code = bind(project, request, trusted_target, opts)
   if not bound then return nil, method_opts, code end
+  -- the multi-parameter profile (issue 34): its sampled method's paired report
+  if bound.intent.contract.profile == "multi" then
+    return require("vkit.change.multi.paired").run(bound, method_opts).paired, bound
+  end
   return require("vkit.change.paired").run(bound, method_opts), bound
 end
 
@@ -71,6 +77,10 @@ function M.run_change_analysis(project, request, trusted_target, opts)
   check_options(opts)
   local bound, method_opts, code = bind(project, request, trusted_target, opts)
   if not bound then return nil, method_opts, code end
+  if bound.intent.contract.profile == "multi" then
+    local result = require("vkit.change.multi.paired").run(bound, method_opts)
+    return result.analysis, result.paired, bound
+  end
   local analysis, report = require("vkit.change.analysis").run(bound, method_opts)
   return analysis, report, bound
 end

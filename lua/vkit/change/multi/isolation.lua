@@ -23,6 +23,19 @@ local function batch_key(o)
   return nil
 end
 
+-- The first sampled run's key that differs from the batch key `want`,
+-- and how many runs were compared.
+local function first_difference(runs, want)
+  local compared = 0
+  for _, run in ipairs(runs) do
+    if run.key ~= nil and run.key ~= json.null then
+      compared = compared + 1
+      if run.key ~= want then return run.key, compared end
+    end
+  end
+  return nil, compared
+end
+
 --- Compares the sampled report (finite_paired's paired-execution report of
 --  this request, or nil) with the batch observations, batch(x, side) ->
 --  {state, value | marker}.  Returns {marks = {[x] = {[side] = true}},
@@ -38,17 +51,12 @@ function M.check(sampled, bound, batch)
     local x = so.input
     for _, s in ipairs { "base", "candidate" } do
       local want = batch_key(batch(x, s))
-      for _, run in ipairs(want and so[s] and so[s].runs or {}) do
-        if run.key ~= nil and run.key ~= json.null then
-          out.compared = out.compared + 1
-          if run.key ~= want then
-            out.marks[x] = out.marks[x] or {}
-            out.marks[x][s] = true
-            out.differences[#out.differences + 1] = { index = x, input = so.call, side = s, batch = want,
-                                                      isolated = run.key }
-            break
-          end
-        end
+      local got, compared = first_difference(want and so[s] and so[s].runs or {}, want)
+      out.compared = out.compared + compared
+      if got then
+        out.marks[x] = out.marks[x] or {}
+        out.marks[x][s] = true
+        out.differences[#out.differences + 1] = { index = x, input = so.call, side = s, batch = want, isolated = got }
       end
     end
   end

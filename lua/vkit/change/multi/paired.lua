@@ -103,7 +103,7 @@ local function shrink(ctx, observations)
     last = o.judged.verdict == "violation"
   end
   local found = by_index[smallest()]
-  record.smallest_violation = found.call
+  record.smallest_violation, record.smallest_index = found.call, found.index
   record.message = found.judged.message
   return record, found
 end
@@ -116,8 +116,9 @@ local function side_json(side)
   return s
 end
 
--- The analysis: status, reason and findings over every observation.
-local function decide(ctx, observations, retained_ok, pstatus, preason)
+-- The analysis: status, reason and findings over every observation, the
+-- shrunk violation first (the one a reader should look at).
+local function decide(ctx, observations, retained_ok, pstatus, preason, smallest)
   local findings, seen = json.array(), {}
   local counts = { conforming = 0, violations = 0, undecided = 0 }
   for _, o in ipairs(observations) do
@@ -127,10 +128,10 @@ local function decide(ctx, observations, retained_ok, pstatus, preason)
       local key = j.verdict == "conforms" and "conforming" or j.verdict == "violation" and "violations" or "undecided"
       counts[key] = counts[key] + 1
       if j.verdict ~= "conforms" then
-        findings[#findings + 1] = { index = o.index, input = o.call, verdict = j.verdict, rule = j.rule,
+        table.insert(findings, o.index == smallest and 1 or #findings + 1, { index = o.index, input = o.call, verdict = j.verdict, rule = j.rule,
                                     message = j.message, base = massess.side_text(ctx.sig, o.base),
                                     candidate = massess.side_text(ctx.sig, o.candidate),
-                                    allowed = j.allowed or json.null }
+                                    allowed = j.allowed or json.null })
       end
     end
   end
@@ -148,6 +149,12 @@ local function paired_status(runner, observations, selected, observed)
     if o.judged.verdict == "violation" then return "observed_violation", "claim-violated" end
   end
   if #runner.problems > 0 then return runner.problems[1].status, runner.problems[1].reason end
+  -- repetitions that differed are named first: the reason a reader must see
+  for _, o in ipairs(observations) do
+    for _, s in ipairs(SIDES) do
+      if o[s].state == "unstable" then return "unknown", "unstable" end
+    end
+  end
   for _, o in ipairs(observations) do
     for _, s in ipairs(SIDES) do
       local st = o[s].state
@@ -163,7 +170,8 @@ local function paired_status(runner, observations, selected, observed)
 end
 
 --- Runs the method for a BoundChangeRequest of the multi-parameter profile
---  (vkit.change.method_paired.run's options and result).
+--  (vkit.change.method_paired.run's options and result, with `analysis`:
+--  the change-analysis document as written).
 function M.run(bound, opts)
   local started = sys.monotonic_ms()
   local runner = runner_mod.new(opts)
@@ -184,7 +192,8 @@ function M.run(bound, opts)
     if not retained_ok then pstatus, preason = "infrastructure_failure", "retained-artifact-changed" end
     report.status, report.reason, report.message = pstatus, preason, message or json.null
     runner:write_report(report, M.PAIRED_REPORT)
-    local status, reason, findings, counts = decide(ctx, observations, retained_ok, pstatus, preason)
+    local status, reason, findings, counts = decide(ctx, observations, retained_ok, pstatus, preason,
+      type(report.shrinking) == "table" and report.shrinking.smallest_index or nil)
     local rd <close> = assert(require("vkit.run_dir").open(runner.dir))
     local bytes = assert(rd:read(M.PAIRED_REPORT, 64 * 1024 * 1024))
     local cov = coverage.record("finite_paired", counts.conforming + counts.violations, d.size, "sampled", words)
@@ -201,10 +210,12 @@ function M.run(bound, opts)
       message = ("%d violating input%s sampled; shrunk to %s"):format(counts.violations,
         counts.violations == 1 and "" or "s", tostring(shrinking ~= json.null and shrinking.message))
       analysis.message = message
+    elseif not message and runner.problems[1] then
+      message = runner.problems[1].message
     end
     assert(rd:write_json(M.REPORT, analysis))
     local candidate = type(report.admission) == "table" and report.admission.candidate or nil
-    return { status = status, reason = reason, message = message, report = M.REPORT, paired = report,
+    return { status = status, reason = reason, message = message, report = M.REPORT, paired = report, analysis = analysis,
              admitted = candidate and candidate.admitted or false, admission = candidate, sandbox = report.sandbox,
              coverage = cov, cuts = runner.cuts,
              budget = { max_invocations = runner.max_invocations, invocations = runner.invocations,
