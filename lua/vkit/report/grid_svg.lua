@@ -58,9 +58,10 @@ function M.render(out, grid)
         .. 'stroke-width="1.5"/>'):format(c.col, c.row, mx - r, my - r, mx + r, my + r, mx + r, my - r, mx - r, my + r))
     end
   end
-  -- tick labels: a cell's values, every few cells so they do not overlap
+  -- a tick every few cells, the last cell's always (it replaces the one before when that is nearer than `every`)
+  local function ticked(k, n, every) return k == n - 1 or k % every == 0 and k + every <= n - 1 end
   for c = 0, cols - 1 do
-    if c % every_x == 0 or c == cols - 1 then
+    if ticked(c, cols, every_x) then
       local tx, ty = LEFT + c * cw + cw // 2, TOP + rows * ch + (level and 16 or 6)
       add(out, ('<text class="tick" data-axis="x" data-col="%d" x="%d" y="%d" font-size="10" %s>%s</text>'):format(c, tx,
         ty, level and 'text-anchor="middle"' or ('text-anchor="end" transform="rotate(-50 %d %d)"'):format(tx, ty),
@@ -68,7 +69,7 @@ function M.render(out, grid)
     end
   end
   for r = 0, rows - 1 do
-    if y and (r % every_y == 0 or r == rows - 1) then
+    if y and ticked(r, rows, every_y) then
       add(out, ('<text class="tick" data-axis="y" data-row="%d" x="%d" y="%d" font-size="10" text-anchor="end" '
         .. 'dominant-baseline="middle">%s</text>'):format(r, LEFT - 4, TOP + r * ch + ch // 2, h(y.labels[r + 1])))
     end
