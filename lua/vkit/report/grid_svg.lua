@@ -12,7 +12,7 @@ local M = {}
 M.COLOURS = { checked = "#2e9e55", violating = "#d92d20", undecided = "#f79009", omitted = "#d0d5dd" }
 M.DRAWING = 840                   -- px at most for an axis's cells
 -- a cell is at least 6 px each way (visible), at most 40 wide and 20 tall
-local LEFT, TOP, MIN_CELL, MAX_WIDE, MAX_TALL = 150, 8, 6, 40, 20
+local TOP, MIN_CELL, MAX_WIDE, MAX_TALL = 8, 6, 40, 20
 
 local function add(out, s) out[#out + 1] = s end
 
@@ -33,6 +33,10 @@ function M.render(out, grid)
   local longest = 0
   for _, l in ipairs(x.labels) do longest = math.max(longest, #l) end
   local level = longest * 6 <= every_x * cw - 4
+  -- left of the cells: the y axis name (turned), then the y tick labels; a rotated first x label reaches left too
+  local widest = 0
+  for _, l in ipairs(y and y.labels or {}) do widest = math.max(widest, #l) end
+  local LEFT = math.max(28 + widest * 6 + 8, level and 40 or math.ceil(#x.labels[1] * 6 * 0.65) + 8)
   local W, H = LEFT + cols * cw + 8, TOP + rows * ch + 6 + (level and 12 or math.ceil(longest * 6 * 0.77)) + 24
   local counts = {}
   for _, c in ipairs(grid.cells) do counts[c.state] = (counts[c.state] or 0) + 1 end
