@@ -85,6 +85,13 @@ describe("the grid of a multi-parameter domain", function()
     assert.equal("96..99", g.x.labels[50])
   end)
 
+  it("keeps its lists lists in the JSON report, none aggregated for two parameters", function()
+    local g = grid.build({ params = { params[1], params[3] }, ran = { { 0, 127 } } }, 64)
+    local doc = vkit.json.decode(report.render({ kind = "change-certify", run_id = "r-1", status = "done",
+      methods = {}, subject = {}, established = {}, not_established = {}, artifacts = {}, grid = g }, "json"))
+    assert.same({ "array", 128 }, { vkit.json.kind(doc.grid.aggregated), #doc.grid.cells })
+  end)
+
   it("is not drawn above the exhaustive cap (nothing ran)", function()
     assert.is_nil(grid.build { params = { { name = "a", type = "u32", set = "*" }, { name = "b", type = "u8", set = "*" } } })
   end)
