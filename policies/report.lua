@@ -19,4 +19,10 @@ return {
   -- Of a stderr kept only as a retained file, the tail read for a cause
   -- line: an exception's traceback is at its end.
   stderr_tail_bytes = 16 * KiB,
+  -- Cells along each axis of the HTML report's grid of a multi-parameter
+  -- domain (vkit.report.grid): an axis of more values bins them, ceil(n /
+  -- 64) values a cell.  64 cells of 13 px fill the page's 840 px drawing
+  -- width while a cell stays large enough to see and point at, and 64 x 64
+  -- is 4,096 cells: the page stays a bounded size whatever the domain.
+  grid_cells_per_axis = 64,
 }

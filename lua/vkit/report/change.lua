@@ -222,6 +222,32 @@ local function domain_of(run, dir, model)
   return d
 end
 
+-- The grid of a multi-parameter run (issue 34; vkit.report.grid): the
+-- claim's parameters and sets, and what its exhaustive report retained of
+-- every input (the index ranges run, every violating index range, the
+-- undecided inputs it listed).  nil for the seed's profile (its claim's
+-- signature is text) and above the exhaustive cap (nothing ran).
+local function grid_of(claim, dir)
+  if type(claim) ~= "table" or json.kind(claim.signature) ~= "object" or type(claim.domain) ~= "table" then return nil end
+  local params = {}
+  for i, p in ipairs(claim.signature.params) do
+    params[i] = { name = p.name, type = p.type, set = claim.domain.inputs[p.name] }
+  end
+  local doc = dir and records.read_json(dir .. "/exhaustive/exhaustive-report.v1.json")
+  doc = type(doc) == "table" and doc or {}
+  local g = { params = params, ran = {}, undecided = {}, violating = {}, undecided_total = doc.inputs_undecided }
+  local batches = type(doc.batches) == "table" and json.kind(doc.batches.ran) == "array" and doc.batches.ran or {}
+  for i, b in ipairs(batches) do g.ran[i] = { b.first, b.last } end
+  if type(doc.violations) == "table" and json.kind(doc.violations.index_ranges) == "array" then
+    g.violating = doc.violations.index_ranges
+  end
+  -- undecided: unstable, failed, and (auto) per-input runs that differed from their batch
+  for _, key in ipairs { "unstable", "failed_inputs", "isolation" } do
+    for _, u in ipairs((listed(doc[key]))) do g.undecided[#g.undecided + 1] = math.tointeger(u.index) end
+  end
+  return require("vkit.report.grid").build(g)
+end
+
 function M.model(store, run)
   local model = records.base(run, "change certification")
   local shadow = change_runs.shadow(store, run)
@@ -271,6 +297,7 @@ function M.model(store, run)
   end
   model.headline = ("%s %s"):format(model.outcome or model.status:upper(), model.run_id)
   model.domain = domain_of(run, dir, model)
+  model.grid = grid_of(request.claim, dir)
   if model.passing then
     model.established = { ("%s: %s"):format(tostring(model.outcome), tostring(shadow.outcome_meaning)) }
   end

@@ -2,12 +2,14 @@
 --  no script, no external resource; a Content-Security-Policy forbids
 --  both), with the accepted domain drawn as an inline SVG strip of its
 --  inputs (checked, omitted and violating) and a chart of what base and
---  candidate return over it (vkit.report.chart).  Run-supplied text is escaped
---  (markup.html).  Elements carry ids and data- attributes so the page can
---  be checked through its DOM.
+--  candidate return over it (vkit.report.chart); a multi-parameter domain
+--  (issue 34) as a grid of two of its parameters (vkit.report.grid_svg).
+--  Run-supplied text is escaped (markup.html).  Elements carry ids and
+--  data- attributes so the page can be checked through its DOM.
 local h = require("vkit.report.markup").html
 local findings = require "vkit.report.findings"
 local chart = require "vkit.report.chart"
+local grid_svg = require "vkit.report.grid_svg"
 
 local M = {}
 
@@ -83,6 +85,10 @@ function M.render(model)
       add(out, "<h2>What base and candidate return</h2>")
       chart.render(out, model.domain)
     end
+  end
+  if model.grid then
+    add(out, "<h2>Accepted domain</h2>")
+    grid_svg.render(out, model.grid)
   end
   add(out, '<h2>Methods</h2><table id="methods"><tr><th>method</th><th>result</th><th>coverage</th></tr>')
   for _, m in ipairs(model.methods) do

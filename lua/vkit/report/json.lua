@@ -6,7 +6,7 @@ local M = {}
 -- The model's lists as JSON arrays (an empty Lua table would be ambiguous).
 local LISTS = { subject = true, methods = true, findings = true, fields = true, established = true,
                 not_established = true, artifacts = true, checked = true, violating = true, notes = true,
-                seen_by = true }
+                seen_by = true, aggregated = true }  -- the grid's (vkit.report.grid): none for two parameters
 
 local function marked(v, key)
   if type(v) ~= "table" or getmetatable(v) then return v end
