@@ -77,11 +77,14 @@ exit codes: 0 written, 1 refused (a file in the way, no such function or the
   7 not a Git repository]]
 
 local OPTIONS = {
-  language = "string", source = "string", ["function"] = "string", domain = "string", observations = "string",
+  language = "string", source = "string", ["function"] = "string", domain = "list", observations = "string",
+  type = "list", returns = "string",
   require = "list", requirement = "string", statement = "string", toolchain_root = "string", dir = "string",
   repetitions = "number", selection = "string", max_inputs = "number", shrink_limit = "number",
   process_deadline_ms = "number", project = "string",
 }
+
+local is_multi
 
 local function usage_error(message)
   return cli.usage_error(message, "change intent init")
@@ -89,6 +92,17 @@ end
 
 local function refuse(fmt, ...)
   return cli.fail(cli.EXIT.refused, fmt, ...)
+end
+
+-- Whether the options ask for the multi-parameter profile (issue 34): a
+-- --domain NAME=SET, --type or --returns.  A bare --domain SET is the
+-- seed's u32 -> u32, exactly as before the profile existed.
+function is_multi(opts)
+  if opts.type or opts.returns then return true end
+  for _, text in ipairs(opts.domain or {}) do
+    if text:find("=", 1, true) then return true end
+  end
+  return false
 end
 
 -- The spec for scaffold.intent from the options, or nil, message.
@@ -103,15 +117,26 @@ local function spec_of(opts)
   end
   local spec = { language = opts.language, source = opts.source, ["function"] = opts["function"], dir = opts.dir,
                  requirements = {}, observation = {} }
-  local message
-  spec.domain, message = scaffold.parse_set(opts.domain)
-  if not spec.domain then return nil, "--domain: " .. message end
-  spec.observations, message = scaffold.parse_set(opts.observations)
-  if not spec.observations then return nil, "--observations: " .. message end
-  for _, text in ipairs(opts.require or {}) do
-    local r, rmessage = scaffold.parse_requirement(text)
-    if not r then return nil, "--require " .. rmessage end
-    spec.requirements[#spec.requirements + 1] = r
+  if is_multi(opts) then
+    -- the multi-parameter profile: the sets are read once the signature is known (multi_of)
+    for _, text in ipairs(opts.domain) do
+      if not text:find("=", 1, true) then
+        return nil, ("--domain %s: a function of several parameters (or with --type / --returns) takes --domain "
+          .. "NAME=SET once per parameter"):format(text)
+      end
+    end
+  else
+    if #opts.domain > 1 then return nil, "--domain given twice" end
+    local message
+    spec.domain, message = scaffold.parse_set(opts.domain[1])
+    if not spec.domain then return nil, "--domain: " .. message end
+    spec.observations, message = scaffold.parse_set(opts.observations)
+    if not spec.observations then return nil, "--observations: " .. message end
+    for _, text in ipairs(opts.require or {}) do
+      local r, rmessage = scaffold.parse_requirement(text)
+      if not r then return nil, "--require " .. rmessage end
+      spec.requirements[#spec.requirements + 1] = r
+    end
   end
   if opts.requirement or opts.statement then
     if not (opts.requirement and opts.statement) then return nil, "--requirement and --statement go together" end
@@ -159,17 +184,36 @@ function M.init(argv)
     { dir = fs.realpath(require("vkit.boot").root), what = "vkit's installation" } })
   spec.environment_model = env
   spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
+  local function read_source()
+    local bytes = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
+    if not bytes or #bytes > change_policy.caps.source_bytes then
+      return nil, refuse("the source %s could not be read within %d bytes; nothing was written", spec.source,
+        change_policy.caps.source_bytes)
+    end
+    return bytes
+  end
+  local source, read_exit
+  if is_multi(opts) then
+    -- The signature comes from the source (and --type / --returns) before the documents can be built.
+    source, read_exit = read_source()
+    if not source then return read_exit end
+    local multi, mmessage, mcode = require("vkit.change.multi.scaffold").from_source {
+      ts = require "vkit.ts", language = spec.language, source = source, path = spec.source,
+      ["function"] = spec["function"], types = opts.type, returns = opts.returns, domains = opts.domain,
+      observations = opts.observations, requires = opts.require }
+    if not multi then return refuse("%s (%s); nothing was written", mmessage, tostring(mcode)) end
+    spec.multi, spec.requirements = multi, multi.requirements
+  end
   local plan, message, code = scaffold.intent(spec)
   if not plan then return refuse("%s (%s)", message, tostring(code)) end
-  -- The function must exist with the profile's shape before anything is written.
-  local source = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
-  if not source or #source > change_policy.caps.source_bytes then
-    return refuse("the source %s could not be read within %d bytes; nothing was written", spec.source,
-      change_policy.caps.source_bytes)
+  if not spec.multi then
+    -- The function must exist with the profile's shape before anything is written.
+    source, read_exit = read_source()
+    if not source then return read_exit end
+    local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
+      source, spec["function"], spec.source, require("vkit.policy").limits.admission)
+    if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
   end
-  local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
-    source, spec["function"], spec.source, require("vkit.policy").limits.admission)
-  if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
   -- Nothing is written unless every file can be: one in the way stops all,
   -- and so does a link or a file where a directory of the path should be
   -- (the files are written where they are named, never through a link).
