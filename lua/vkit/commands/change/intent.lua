@@ -20,6 +20,10 @@ M.USAGE = [[usage: vkit change intent init --language rust|python|typescript --s
                                [--dir PATH] [--repetitions N] [--selection spread|ascending]
                                [--max-inputs N] [--shrink-limit N] [--process-deadline-ms N]
                                [--project DIR] [--json]
+       vkit change intent init --language L --source PATH --function NAME
+                               [--type PARAM=TYPE ...] [--returns TYPE|T1,T2,...]
+                               --domain PARAM=SET ... --observations SETS
+                               [--require 'BOX -> SETS' ...] [other options as above]
 
 Writes a proposed intent for the u32 -> u32 function NAME in the source file
 PATH (relative to the repository) into the project's working tree, for
@@ -32,6 +36,27 @@ that commit, made to the trusted target through your own review; only then
 does `vkit change certify` bind a request to the revision.
 
 A set is comma-separated integers and FROM..TO ranges (0..99,200).
+
+The second form (a function of 1 to 4 parameters, each bool or u8 u16 u32
+u64 i8 i16 i32 i64, returning one such value or a tuple of 2 to 4; see
+docs/change.md, "Multi-parameter profile") is chosen by --domain PARAM=SET,
+--type or --returns.  The signature is read from the source; where the
+source fixes no width (Python `int` or no annotation, TypeScript `number` /
+`bigint`) --type and --returns say it, and a declaration the source
+contradicts is refused.  Sets there are `*` (the whole type) or items V and
+LO..HI joined by `|` (-5..-1|7); the accepted inputs, the product of the
+parameters' sets, are at most 1,048,576 (every one is run).
+
+  --type PARAM=TYPE     the width of a parameter the source leaves open (repeatable)
+  --returns TYPE        the result's type; T1,T2,... for a tuple (u32,bool)
+  --domain PARAM=SET    one parameter's accepted values, once per parameter
+  --observations SETS   every output the function may legally return, one set
+                        per result component joined by `;` (`*; 0..100`)
+  --require 'BOX -> SETS'
+                        a standing requirement: on every input in BOX
+                        (PARAM=SET,... ; an omitted parameter is its whole
+                        type), each result component is in its set (`*`: any),
+                        e.g. 'x=0..9,flag=true -> 0..5' (repeatable)
 
 options:
   --language L          rust, python or typescript
@@ -70,7 +95,11 @@ Before anything is written, the source must define the function at module
 level with the profile's shape, as far as the source states it (one
 parameter, declared u32 / int / number or undeclared, the same result):
 otherwise it is refused as no-function, not-exported, wrong-shape or
-syntax-error and nothing is written.
+syntax-error and nothing is written.  In the second form the refusals are
+width-required (naming the flag to pass), type-contradiction,
+unknown-parameter, missing-domain (a parameter with no --domain), set-invalid,
+exhaustive-cap (the product's size and the cap), observations-invalid and
+require-invalid.
 
 exit codes: 0 written, 1 refused (a file in the way, no such function or the
   wrong shape, no toolchain found, an intent that would not parse), 2 usage,
