@@ -8,6 +8,7 @@ local vkit = require "vkit"
 local json = vkit.json
 local t = require "tests.support.run"
 local multi = require "tests.support.multi"
+local git_support = require "tests.support.git"
 
 local SOURCES = multi.CLAMP_SOURCES
 local PATHS = { python = "src/clamp.py", rust = "src/clamp.rs", typescript = "src/clamp.ts" }
@@ -18,16 +19,13 @@ local DOMAIN = { "--domain", "x=-50..50", "--domain", "lo=-10..10", "--domain", 
 local COVERAGE = "checked 44541 of 44541 accepted inputs (exhaustive: x in -50..50, lo in -10..10, hi in -10..10)"
 local GIT = "git -c user.name=spec -c user.email=spec@example.invalid"
 
+-- A shell script run in dir, raising on failure: its output.
 local function sh(dir, script)
-  local out = dir .. "/.sh-out"
-  local _, _, code = os.execute(("cd %s && (%s) > %s 2>&1"):format(t.quote(dir), script, t.quote(out)))
-  local text = t.slurp(out)
-  os.remove(out)
-  return code, text
+  return git_support.sh(("cd %s && %s"):format(t.quote(dir), script))
 end
 
 local function head(project)
-  return select(2, sh(project, "git rev-parse HEAD")):match "%x+"
+  return sh(project, "git rev-parse HEAD"):match "%x+"
 end
 
 -- A repository holding clamp's base, committed on main.
@@ -36,8 +34,7 @@ local function repository(language)
   local project = dir .. "/project"
   assert(vkit.fs.mkdirs(project .. "/src"))
   t.write(project .. "/" .. PATHS[language], SOURCES[language].base)
-  local code, out = sh(project, "git init -q -b main && git add -A && " .. GIT .. " commit -q -m base")
-  assert(code == 0, out)
+  sh(project, "git init -q -b main && git add -A && " .. GIT .. " commit -q -m base")
   return project, cleanup
 end
 
@@ -71,11 +68,9 @@ describe("vkit change intent init for a function of several parameters", functio
       local codec = json.decode(vkit.fs.read(project .. "/verification/clamp/codec.json"))
       assert.same({ schema_version = 2, signature = c.signature, input = "fixed-le", output = "tuple-text-line" }, codec)
 
-      local code, log = sh(project, "git add verification && " .. GIT .. " commit -q -m propose")
-      assert(code == 0, log)
+      sh(project, "git add verification && " .. GIT .. " commit -q -m propose")
       t.write(project .. "/" .. out.accepted_list.path, out.accepted_list.bytes)
-      code, log = sh(project, "git add -A && " .. GIT .. " commit -q -m accept")
-      assert(code == 0, log)
+      sh(project, "git add -A && " .. GIT .. " commit -q -m accept")
       local target = head(project)
       local request = t.vkit { "change", "request", "--project", project, "--intent", out.digest, "--base", target,
                                "--candidate", target }
@@ -83,8 +78,7 @@ describe("vkit change intent init for a function of several parameters", functio
       assert.same(c, json.decode(request.stdout).claim)
 
       t.write(project .. "/" .. PATHS[language], SOURCES[language].one)
-      code, log = sh(project, GIT .. " commit -q -am bug")
-      assert(code == 0, log)
+      sh(project, GIT .. " commit -q -am bug")
       local certify = t.vkit { "change", "certify", "--project", project, "--base", target, "--candidate",
                                head(project), "--timeout", "5m" }
       assert.equal(1, certify.code, certify.stderr)
