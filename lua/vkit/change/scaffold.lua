@@ -86,8 +86,7 @@ local function artifact_files(spec, dir)
   end
   local docs = {
     binding_map = { schema_version = 1, language = spec.language, source = spec.source, ["function"] = spec["function"] },
-    codec = spec.multi and { schema_version = 2, signature = spec.multi.signature, input = "fixed-le",
-                             output = "tuple-text-line" }
+    codec = spec.multi and require("vkit.change.multi.codec").document(spec.multi.signature)
       or { schema_version = 1, input = "u32-le", output = "decimal-u32-line" },
     observation_policy = { schema_version = 1, repetitions = observation.repetitions, selection = observation.selection,
                            max_inputs = observation.max_inputs, shrink_limit = observation.shrink_limit,
