@@ -117,6 +117,34 @@ describe("vkit change intent init for a function of several parameters", functio
     assert.is_nil(vkit.fs.lstat(project .. "/verification"))
   end)
 
+  it("writes a tuple result from --returns T1,T2 and one output set per component", function()
+    local project, cleanup = repository "python"
+    finally(cleanup)
+    t.write(project .. "/src/div.py", "def div(a, b):\n    if b == 0:\n        return (0, False)\n    return (a // b, True)\n")
+    local r = t.vkit { "change", "intent", "init", "--project", project, "--language", "python", "--source", "src/div.py",
+                       "--function", "div", "--type", "a=u8", "--type", "b=u8", "--returns", "u8,bool",
+                       "--domain", "a=*", "--domain", "b=0..15", "--observations", "*; *",
+                       "--require", "b=0 -> 0; false", "--json" }
+    assert.equal(0, r.code, r.stderr)
+    local digest = json.decode(r.stdout).digest
+    local c = json.decode(vkit.fs.read(("%s/verification/change-intents/%s.v1.json"):format(project, digest))).contract
+    assert.same({ "u8", "bool" }, c.signature.returns)
+    assert.same({ a = "*", b = "0..15" }, c.domain.inputs)
+    assert.same({ "*", "*" }, c.observations)
+    assert.same({ { inputs = { b = "0" }, outputs = { "0", "false" } } }, c.requirements)
+  end)
+
+  it("refuses requirements that contradict the observations (unsatisfiable-intent)", function()
+    local project, cleanup = repository "python"
+    finally(cleanup)
+    local r = init(project, "python", TYPES, { "--domain", "x=0..9", "--domain", "lo=0", "--domain", "hi=9",
+                                               "--observations", "0..4", "--require", "x=0 -> 5..9" })
+    assert.equal(1, r.code)
+    assert.truthy(r.stderr:find("allows no value of result component 1 for input x=0, lo=0, hi=9", 1, true), r.stderr)
+    assert.truthy(r.stderr:find("(unsatisfiable-intent)", 1, true), r.stderr)
+    assert.is_nil(vkit.fs.lstat(project .. "/verification"))
+  end)
+
   it("refuses a width the source contradicts (a Rust i32 declared bool)", function()
     local project, cleanup = repository "rust"
     finally(cleanup)
