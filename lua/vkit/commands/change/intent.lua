@@ -113,8 +113,6 @@ local OPTIONS = {
   process_deadline_ms = "number", project = "string",
 }
 
-local is_multi
-
 local function usage_error(message)
   return cli.usage_error(message, "change intent init")
 end
@@ -126,7 +124,7 @@ end
 -- Whether the options ask for the multi-parameter profile (issue 34): a
 -- --domain NAME=SET, --type or --returns.  A bare --domain SET is the
 -- seed's u32 -> u32, exactly as before the profile existed.
-function is_multi(opts)
+local function is_multi(opts)
   if opts.type or opts.returns then return true end
   for _, text in ipairs(opts.domain or {}) do
     if text:find("=", 1, true) then return true end
