@@ -1,6 +1,7 @@
 --- The main job's cost: `make demo` (examples/certify.lua: nine
 --  certifications with auto, Rust, Python and TypeScript, through the job
---  store), timed whole, then broken down per certification and method
+--  store, then nine of the three-parameter clamp in build/demo/clamp,
+--  which the per-certification table below leaves out), timed whole, then broken down per certification and method
 --  from the retained reports: builds, runs, and the rest (hashing the
 --  toolchain once, identities before each launch, captures, drivers,
 --  admission, reports).  Then what issue 29's wave costs, per language, in

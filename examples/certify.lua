@@ -5,7 +5,10 @@
 --       DIR; default build/demo in a build tree, else a temporary directory) with
 --       an accepted intent and, in Rust, Python and TypeScript, a conforming
 --       candidate, one with a planted violation and one wrong at a single
---       input that sampling never runs, and certifies all nine with auto
+--       input that sampling never runs, and certifies all nine with auto;
+--       then the same three per language for clamp(x, lo, hi), a function
+--       of three i32 parameters over 44,541 inputs (examples/demo/multi.lua,
+--       in DIR/clamp), certified by the exhaustive method alone
 --   vkit script examples/certify.lua --project DIR --request REQUEST.json \
 --       --trusted-target COMMIT [--method auto|finite_paired|exhaustive|rust_exhaustive|rust_kani]
 --       one certification of your own
@@ -63,7 +66,12 @@ local function explain_method(reports, m)
       say("     every input in %d batch process(es) per side and pass, %d passes (ascending, run-id order), %d process runs",
         #x.batches.ran, x.passes.count, x.invocations)
     end
-    if x.violations and x.violations.total > 0 then
+    if x.violations and x.violations.total > 0 and x.violations.boxes then
+      -- a function of several parameters: violating inputs grouped into boxes
+      local boxes = x.violations.boxes
+      say("     %d violating input(s) in %d box(es); the first: %s (%d input(s)), e.g. %s", x.violations.total,
+        #boxes.items, boxes.items[1].call, boxes.items[1].count, boxes.items[1].example)
+    elseif x.violations and x.violations.total > 0 then
       local v = x.violations.smallest
       say("     %d violating input(s); the smallest: input %d, base %s, candidate %s (%s)", x.violations.total, v.input,
         tostring(v.base), tostring(v.candidate), v.rule)
@@ -125,40 +133,60 @@ local function demo_dir(opts)
   return assert(vkit.fs.mkdtemp((os.getenv "TMPDIR" or "/tmp") .. "/vkit-demo-"))
 end
 
-local function demo(opts)
-  local dir = demo_dir(opts)
-  if vkit.fs.lstat(dir) then assert(vkit.fs.remove_tree(dir)) end
-  io.stderr:write("building the demo repository in ", dir, "\n")
-  local built = dofile(vkit.root .. "/examples/demo/build.lua")
-  local d = built.build(dir)
+-- one_input is wrong at one input only (1337; clamp's (7, 3, -2)): the sample never runs it, the exhaustive method does.
+local EXPECTED = { conforming = "all_inputs_conform", violating = "observed_violation", one_input = "observed_violation" }
+
+-- Builds one demo repository and certifies each language's candidates,
+-- adding a summary row each to `rows`: whether all were as expected, and
+-- the repository's path.
+local function certify_suite(suite, rows)
+  local built, ok = suite.built, true
+  local d = built.build(suite.dir)
   local store = assert(vkit.store.open(d.path))
-  -- one_input is wrong at input 1337 only: the sample never runs it, the exhaustive method does.
-  local expected = { conforming = "all_inputs_conform", violating = "observed_violation", one_input = "observed_violation" }
-  local rows, ok = {}, true
-  local started = vkit.sys.monotonic_ms()
   for _, language in ipairs(built.LANGUAGES) do
     for _, variant in ipairs(built.VARIANTS) do
-      local label = language .. "/" .. variant
+      local label = suite.label .. language .. "/" .. variant
       local run = certify(store, d.requests[language][variant], d.target, "auto", label)
       local outcome, result = explain(store, run, label)
-      local as_expected = outcome == expected[variant]
+      local as_expected = outcome == EXPECTED[variant]
       local results = {}
       for _, m in ipairs(result.methods or {}) do
         results[#results + 1] = ("%s %s (%d of %d)"):format(m.method, m.result,
           m.coverage ~= json.null and m.coverage.checked or 0, m.coverage ~= json.null and m.coverage.accepted or 0)
       end
       ok = ok and as_expected
-      rows[#rows + 1] = ("%-24s %-20s %-12s %s"):format(label, tostring(outcome), as_expected and "as expected" or "UNEXPECTED",
+      rows[#rows + 1] = ("%-28s %-20s %-12s %s"):format(label, tostring(outcome), as_expected and "as expected" or "UNEXPECTED",
         table.concat(results, "; "))
     end
   end
+  return ok, d.path
+end
+
+local function demo(opts)
+  local dir = demo_dir(opts)
+  if vkit.fs.lstat(dir) then assert(vkit.fs.remove_tree(dir)) end
+  io.stderr:write("building the demo repository in ", dir, "\n")
+  -- level(points), one u32 (build.lua), and clamp(x, lo, hi), three i32 (multi.lua), each in its own repository
+  local suites = {
+    { built = dofile(vkit.root .. "/examples/demo/build.lua"), dir = dir, label = "" },
+    { built = dofile(vkit.root .. "/examples/demo/multi.lua"), dir = dir .. "/clamp", label = "clamp " },
+  }
+  local rows, ok, paths = {}, true, {}
+  local started = vkit.sys.monotonic_ms()
+  for _, suite in ipairs(suites) do
+    local suite_ok, path = certify_suite(suite, rows)
+    ok, paths[#paths + 1] = ok and suite_ok, path
+  end
   say("")
-  say("%-24s %-20s %-12s %s", "candidate", "outcome", "", "methods (checked of accepted inputs)")
+  say("%-28s %-20s %-12s %s", "candidate", "outcome", "", "methods (checked of accepted inputs)")
   for _, r in ipairs(rows) do say("%s", r) end
-  say("%d certifications in %.1f s; runs are kept in %s/.vkit/runs", #rows, (vkit.sys.monotonic_ms() - started) / 1000, d.path)
+  say("%d certifications in %.1f s; runs are kept in %s/.vkit/runs", #rows, (vkit.sys.monotonic_ms() - started) / 1000,
+    table.concat(paths, "/.vkit/runs and "))
   say("Sampling alone (finite_paired) reports the one_input candidates as conforming on the inputs it ran;")
   say("only the exhaustive method, which runs every accepted input, finds input 1337. Exit 0 needs that,")
   say("a candidate inside its language's pure-function profile, and every process in its own sandbox.")
+  say("clamp(x, lo, hi) takes three i32 parameters: exhaustive (auto runs it alone) runs all 44,541 inputs and")
+  say("names every parameter of the one input the clamp one_input candidates get wrong, clamp(x=7, lo=3, hi=-2).")
   return ok and 0 or 1
 end
 

@@ -16,32 +16,8 @@ local CLAMP = multi.signature({ { "x", "i32" }, { "lo", "i32" }, { "hi", "i32" }
 local INPUTS = { x = "-50..50", lo = "-10..10", hi = "-10..10" }
 local COVERAGE = "checked 44541 of 44541 accepted inputs (exhaustive: x in -50..50, lo in -10..10, hi in -10..10)"
 
--- clamp = max(lo, min(x, hi)) in each language: the base, a refactor, one
--- wrong at exactly (7, 3, -2), and (where the language can) one returning a
--- value outside i32 at (0, 0, 0).
-local SOURCES = {
-  python = {
-    base = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
-    good = "def clamp(x, lo, hi):\n    m = x if x < hi else hi\n    return m if m > lo else lo\n",
-    one = "def clamp(x, lo, hi):\n    if x == 7 and lo == 3 and hi == -2:\n        return -2\n    return max(lo, min(x, hi))\n",
-    range = "def clamp(x, lo, hi):\n    if x == 0 and lo == 0 and hi == 0:\n        return True\n    return max(lo, min(x, hi))\n",
-  },
-  rust = {
-    base = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    let m = if x < hi { x } else { hi };\n    if m > lo { m } else { lo }\n}\n",
-    good = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if hi < lo || x < lo {\n        return lo;\n    }\n"
-      .. "    if x > hi { hi } else { x }\n}\n",
-    one = "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    if x == 7 && lo == 3 && hi == -2 {\n        return -2;\n    }\n"
-      .. "    lo.max(x.min(hi))\n}\n",
-  },
-  typescript = {
-    base = "export function clamp(x: number, lo: number, hi: number): number {\n  return Math.max(lo, Math.min(x, hi));\n}\n",
-    good = "export function clamp(x: number, lo: number, hi: number): number {\n  const m = x < hi ? x : hi;\n  return m > lo ? m : lo;\n}\n",
-    one = "export function clamp(x: number, lo: number, hi: number): number {\n  if (x === 7 && lo === 3 && hi === -2) return -2;\n"
-      .. "  return Math.max(lo, Math.min(x, hi));\n}\n",
-    range = "export function clamp(x: number, lo: number, hi: number): number {\n  if (x === 0 && lo === 0 && hi === 0) return -0;\n"
-      .. "  return Math.max(lo, Math.min(x, hi));\n}\n",
-  },
-}
+-- clamp in each language: base, good, one, range (tests/support/multi.lua).
+local SOURCES = multi.CLAMP_SOURCES
 
 local function clamp_project(language)
   return multi.project { language = language, fn = "clamp", signature = CLAMP, inputs = INPUTS,

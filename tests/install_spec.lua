@@ -91,12 +91,15 @@ describe("make install", function()
     code, out = sh(("grep -rl %s %s"):format(t.quote(src), t.quote(prefix)))
     assert.equal(1, code, "installed files name the checkout copy: " .. out)
 
-    -- the demo: nine certifications, three languages, the installed TypeScript compiler
+    -- the demo: nine certifications, three languages, the installed TypeScript compiler; nine more of clamp
     code, out = run(("vkit script %s/share/vkit/examples/certify.lua --dir %s/demo"):format(prefix, far))
     assert.equal(0, code, out)
     for _, language in ipairs { "rust", "python", "typescript" } do
       for _, variant in ipairs { "conforming", "violating", "one_input" } do
         assert.matches("\n" .. language .. "/" .. variant .. " +%S+ +as expected", out)
+        -- and the multi-parameter demo (issue 34): clamp(x, lo, hi), every one of 44,541 inputs
+        assert.matches("\nclamp " .. language .. "/" .. variant .. " +%S+ +as expected +exhaustive %S+ %(44541 of 44541%)",
+          out)
       end
     end
     local repo = assert(vkit.git.open(far .. "/demo/project"))

@@ -74,6 +74,7 @@ describe("docs/tutorial.md", function()
     local out = t.slurp(dir .. "/out")
     t.kill_workers(dir .. "/work/tutorial")
     t.kill_workers(dir .. "/work/adder")
+    t.kill_workers(dir .. "/work/clamp")
     local from = 1
     for i, step in ipairs(all) do
       local s, e, status = out:find(("\n@@tutorial%%-block %d (%%d+)\n"):format(i), from)

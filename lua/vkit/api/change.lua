@@ -47,9 +47,18 @@ function M.binding_map(spec)
   return bytes
 end
 
---- The bytes of the codec: four little-endian input bytes, one decimal u32 output line.
+--- The bytes of the codec: four little-endian input bytes, one decimal u32 output line;
+-- with a signature, the multi-parameter profile's codec of it (issue 34).
+-- @tparam[opt] table signature `{params = {{name =, type =},...}, returns = TYPE | {TYPE,...}}`
 -- @treturn string
-function M.codec()
+-- @raise when the signature is not one of the profile's
+function M.codec(signature)
+  if signature then
+    local mcodec = require "vkit.change.multi.codec"
+    local bytes = json.encode(mcodec.document(signature), { indent = 2 }) .. "\n"
+    assert(require("vkit.change.artifacts").parse("codec", bytes))
+    return bytes
+  end
   return json.encode({ schema_version = 1, input = "u32-le", output = "decimal-u32-line" }, { indent = 2 }) .. "\n"
 end
 
@@ -85,7 +94,10 @@ end
 
 --- A contract document: the finite domain bound to the artifact hashes.
 -- @tparam table spec `{inputs = SET, observations = SET, requirements = {{inputs = SET, outputs = SET},...}}`;
--- a SET is an array of u32 integers and `{from =, to =}` ranges
+-- a SET is an array of u32 integers and `{from =, to =}` ranges.  For the
+-- multi-parameter profile (issue 34): `{signature = {params, returns}, inputs =
+-- {name = set text}, observations = {set text per component}, requirements =
+-- {{inputs = {name = set text}, outputs = {set text,...}},...}}` (docs/change.md)
 -- @tparam table hashes `{codec =, observation_policy =, environment_model =}` (SHA-256 hex of their bytes)
 -- @treturn table the contract (`signature = "u32 -> u32"`, `domain`, `observations`, `requirements`)
 function M.contract(spec, hashes)

@@ -6,6 +6,8 @@
 --   local files, digest = a.revision {
 --     requirement = { source = "ISSUE-7", statement = "..." },
 --     contract = { inputs = SET, observations = SET, requirements = {...} },
+--       -- or, for the multi-parameter profile, { signature = <its JSON>,
+--       -- inputs = {name = set text}, observations = {text, ...}, requirements = {...} }
 --     artifacts = { binding_map = {path, bytes}, codec = {path, bytes},
 --                   observation_policy = {path, bytes}, environment_model = {path, bytes} },
 --   }
@@ -17,8 +19,34 @@ local layout = require("vkit.policy").change.layout
 
 local M = {}
 
---- The contract document for a domain bound to the artifact hashes.
+-- The multi-parameter profile's contract (issue 34): the signature object,
+-- one set text per parameter and per result component, boxes for inputs
+-- (vkit.change.multi.contract's document; spec as vkit.change.multi.scaffold
+-- returns it).
+local function multi_contract(spec, hashes)
+  local function object(t)
+    local out = json.object()
+    for k, v in pairs(t) do out[k] = v end
+    return out
+  end
+  local requirements = json.array()
+  for i, r in ipairs(spec.requirements or {}) do
+    requirements[i] = { inputs = object(r.inputs), outputs = json.array(r.outputs) }
+  end
+  return {
+    signature = spec.signature,
+    domain = { inputs = object(spec.inputs), codec_sha256 = hashes.codec,
+               observation_policy_sha256 = hashes.observation_policy, environment_model_sha256 = hashes.environment_model },
+    observations = json.array(spec.observations),
+    requirements = requirements,
+  }
+end
+
+--- The contract document for a domain bound to the artifact hashes: the
+--  seed's u32 -> u32, or the multi-parameter profile's when the spec
+--  carries a signature.
 function M.contract(spec, hashes)
+  if spec.signature then return multi_contract(spec, hashes) end
   local requirements = json.array()
   for i, r in ipairs(spec.requirements or {}) do
     requirements[i] = { inputs = json.array(r.inputs), outputs = json.array(r.outputs) }

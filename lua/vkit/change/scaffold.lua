@@ -14,11 +14,16 @@
 --          observation = {repetitions, selection, max_inputs, shrink_limit,
 --                         process_deadline_ms}?,
 --          environment_model = <document>, accepted = <current list bytes>?}
+--          multi = <vkit.change.multi.scaffold.contract's result>?,
 --   -> {files = {{path, bytes, role}, ...}, digest, revision_path,
 --       accepted = {path, bytes}, notes = {sentences}} | nil, message, code
 --
 -- SET is an intent-document set: an array of u32 integers and {from, to}
--- ranges; parse_set reads the command line's spelling ("0..99,200").
+-- ranges; parse_set reads the command line's spelling ("0..99,200").  With
+-- `multi` (a function of several parameters, issue 34) the codec is the
+-- multi-parameter profile's and the contract carries the signature; domain,
+-- observations and requirements are then multi's, and `requirements` only
+-- says whether there are any.
 local json = require "vkit.json"
 local authoring = require "vkit.change.authoring"
 local artifacts = require "vkit.change.artifacts"
@@ -81,7 +86,8 @@ local function artifact_files(spec, dir)
   end
   local docs = {
     binding_map = { schema_version = 1, language = spec.language, source = spec.source, ["function"] = spec["function"] },
-    codec = { schema_version = 1, input = "u32-le", output = "decimal-u32-line" },
+    codec = spec.multi and require("vkit.change.multi.codec").document(spec.multi.signature)
+      or { schema_version = 1, input = "u32-le", output = "decimal-u32-line" },
     observation_policy = { schema_version = 1, repetitions = observation.repetitions, selection = observation.selection,
                            max_inputs = observation.max_inputs, shrink_limit = observation.shrink_limit,
                            process_deadline_ms = observation.process_deadline_ms },
@@ -125,19 +131,25 @@ function M.intent(spec)
     "invalid-path" end
   local files, amessage, acode = artifact_files(spec, dir)
   if not files then return nil, amessage, acode end
-  local domain = ranges.normalize(spec.domain)
-  if not domain or #domain == 0 then return nil, "the domain is empty", "empty-intent-domain" end
-  local first, last = domain[1][1], domain[#domain][2]
-  local requirement = spec.requirement or {
-    source = ("%s#%s"):format(spec.source, fn),
+  local within = (spec.requirements and #spec.requirements > 0) and ", within the standing requirements" or ""
+  local statement, contract_spec
+  if spec.multi then
+    -- the multi-parameter profile: every parameter named, the domain in its canonical text
+    local m, names, inputs = spec.multi, {}, {}
+    for i, p in ipairs(m.signature.params) do names[i], inputs[i] = p.name, p.name .. "=" .. m.inputs[p.name] end
+    statement = ("%s(%s) in %s, for every input in %s, returns what the accepted base returns%s"):format(fn,
+      table.concat(names, ", "), spec.source, table.concat(inputs, ","), within)
+    contract_spec = m
+  else
+    local domain = ranges.normalize(spec.domain)
+    if not domain or #domain == 0 then return nil, "the domain is empty", "empty-intent-domain" end
     statement = ("%s(x) in %s, for every x in %d..%d, returns what the accepted base returns%s"):format(fn,
-      spec.source, first, last, (spec.requirements and #spec.requirements > 0) and ", within the standing requirements"
-        or ""),
-  }
+      spec.source, domain[1][1], domain[#domain][2], within)
+    contract_spec = { inputs = spec.domain, observations = spec.observations, requirements = spec.requirements or {} }
+  end
+  local requirement = spec.requirement or { source = ("%s#%s"):format(spec.source, fn), statement = statement }
   local revision_files, digest, rcode = authoring.try_revision {
-    requirement = requirement,
-    contract = { inputs = spec.domain, observations = spec.observations, requirements = spec.requirements or {} },
-    artifacts = files,
+    requirement = requirement, contract = contract_spec, artifacts = files,
   }
   if not revision_files then return nil, digest, rcode end
   local revision_path = intent_mod.revision_path(change_policy.layout, digest)

@@ -26,6 +26,12 @@ M.schema = S.object {
   output = S.const "tuple-text-line",
 }
 
+--- The codec document of a signature's JSON form (what intent init and
+--  vkit.change.codec(signature) write).
+function M.document(signature_json)
+  return { schema_version = 2, signature = signature_json, input = "fixed-le", output = "tuple-text-line" }
+end
+
 --- Checks a decoded codec of schema_version 2: the document, or nil,
 --  message, "unsupported-declaration".
 function M.check(doc)

@@ -20,6 +20,10 @@ M.USAGE = [[usage: vkit change intent init --language rust|python|typescript --s
                                [--dir PATH] [--repetitions N] [--selection spread|ascending]
                                [--max-inputs N] [--shrink-limit N] [--process-deadline-ms N]
                                [--project DIR] [--json]
+       vkit change intent init --language L --source PATH --function NAME
+                               [--type PARAM=TYPE ...] [--returns TYPE|T1,T2,...]
+                               --domain PARAM=SET ... --observations SETS
+                               [--require 'BOX -> SETS' ...] [other options as above]
 
 Writes a proposed intent for the u32 -> u32 function NAME in the source file
 PATH (relative to the repository) into the project's working tree, for
@@ -32,6 +36,27 @@ that commit, made to the trusted target through your own review; only then
 does `vkit change certify` bind a request to the revision.
 
 A set is comma-separated integers and FROM..TO ranges (0..99,200).
+
+The second form (a function of 1 to 4 parameters, each bool or u8 u16 u32
+u64 i8 i16 i32 i64, returning one such value or a tuple of 2 to 4; see
+docs/change.md, "Multi-parameter profile") is chosen by --domain PARAM=SET,
+--type or --returns.  The signature is read from the source; where the
+source fixes no width (Python `int` or no annotation, TypeScript `number` /
+`bigint`) --type and --returns say it, and a declaration the source
+contradicts is refused.  Sets there are `*` (the whole type) or items V and
+LO..HI joined by `|` (-5..-1|7); the accepted inputs, the product of the
+parameters' sets, are at most 1,048,576 (every one is run).
+
+  --type PARAM=TYPE     the width of a parameter the source leaves open (repeatable)
+  --returns TYPE        the result's type; T1,T2,... for a tuple (u32,bool)
+  --domain PARAM=SET    one parameter's accepted values, once per parameter
+  --observations SETS   every output the function may legally return, one set
+                        per result component joined by `;` (`*; 0..100`)
+  --require 'BOX -> SETS'
+                        a standing requirement: on every input in BOX
+                        (PARAM=SET,... ; an omitted parameter is its whole
+                        type), each result component is in its set (`*`: any),
+                        e.g. 'x=0..9,flag=true -> 0..5' (repeatable)
 
 options:
   --language L          rust, python or typescript
@@ -70,14 +95,19 @@ Before anything is written, the source must define the function at module
 level with the profile's shape, as far as the source states it (one
 parameter, declared u32 / int / number or undeclared, the same result):
 otherwise it is refused as no-function, not-exported, wrong-shape or
-syntax-error and nothing is written.
+syntax-error and nothing is written.  In the second form the refusals are
+width-required (naming the flag to pass), type-contradiction,
+unknown-parameter, missing-domain (a parameter with no --domain), set-invalid,
+exhaustive-cap (the product's size and the cap), observations-invalid and
+require-invalid.
 
 exit codes: 0 written, 1 refused (a file in the way, no such function or the
   wrong shape, no toolchain found, an intent that would not parse), 2 usage,
   7 not a Git repository]]
 
 local OPTIONS = {
-  language = "string", source = "string", ["function"] = "string", domain = "string", observations = "string",
+  language = "string", source = "string", ["function"] = "string", domain = "list", observations = "string",
+  type = "list", returns = "string",
   require = "list", requirement = "string", statement = "string", toolchain_root = "string", dir = "string",
   repetitions = "number", selection = "string", max_inputs = "number", shrink_limit = "number",
   process_deadline_ms = "number", project = "string",
@@ -89,6 +119,17 @@ end
 
 local function refuse(fmt, ...)
   return cli.fail(cli.EXIT.refused, fmt, ...)
+end
+
+-- Whether the options ask for the multi-parameter profile (issue 34): a
+-- --domain NAME=SET, --type or --returns.  A bare --domain SET is the
+-- seed's u32 -> u32, exactly as before the profile existed.
+local function is_multi(opts)
+  if opts.type or opts.returns then return true end
+  for _, text in ipairs(opts.domain or {}) do
+    if text:find("=", 1, true) then return true end
+  end
+  return false
 end
 
 -- The spec for scaffold.intent from the options, or nil, message.
@@ -103,15 +144,26 @@ local function spec_of(opts)
   end
   local spec = { language = opts.language, source = opts.source, ["function"] = opts["function"], dir = opts.dir,
                  requirements = {}, observation = {} }
-  local message
-  spec.domain, message = scaffold.parse_set(opts.domain)
-  if not spec.domain then return nil, "--domain: " .. message end
-  spec.observations, message = scaffold.parse_set(opts.observations)
-  if not spec.observations then return nil, "--observations: " .. message end
-  for _, text in ipairs(opts.require or {}) do
-    local r, rmessage = scaffold.parse_requirement(text)
-    if not r then return nil, "--require " .. rmessage end
-    spec.requirements[#spec.requirements + 1] = r
+  if is_multi(opts) then
+    -- the multi-parameter profile: the sets are read once the signature is known (multi_of)
+    for _, text in ipairs(opts.domain) do
+      if not text:find("=", 1, true) then
+        return nil, ("--domain %s: a function of several parameters (or with --type / --returns) takes --domain "
+          .. "NAME=SET once per parameter"):format(text)
+      end
+    end
+  else
+    if #opts.domain > 1 then return nil, "--domain given twice" end
+    local message
+    spec.domain, message = scaffold.parse_set(opts.domain[1])
+    if not spec.domain then return nil, "--domain: " .. message end
+    spec.observations, message = scaffold.parse_set(opts.observations)
+    if not spec.observations then return nil, "--observations: " .. message end
+    for _, text in ipairs(opts.require or {}) do
+      local r, rmessage = scaffold.parse_requirement(text)
+      if not r then return nil, "--require " .. rmessage end
+      spec.requirements[#spec.requirements + 1] = r
+    end
   end
   if opts.requirement or opts.statement then
     if not (opts.requirement and opts.statement) then return nil, "--requirement and --statement go together" end
@@ -159,17 +211,36 @@ function M.init(argv)
     { dir = fs.realpath(require("vkit.boot").root), what = "vkit's installation" } })
   spec.environment_model = env
   spec.accepted = fs.read(workdir .. "/" .. change_policy.layout.accepted_list, change_policy.caps.document_bytes)
+  local function read_source()
+    local bytes = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
+    if not bytes or #bytes > change_policy.caps.source_bytes then
+      return nil, refuse("the source %s could not be read within %d bytes; nothing was written", spec.source,
+        change_policy.caps.source_bytes)
+    end
+    return bytes
+  end
+  local source, read_exit
+  if is_multi(opts) then
+    -- The signature comes from the source (and --type / --returns) before the documents can be built.
+    source, read_exit = read_source()
+    if not source then return read_exit end
+    local multi, mmessage, mcode = require("vkit.change.multi.scaffold").from_source {
+      ts = require "vkit.ts", language = spec.language, source = source, path = spec.source,
+      ["function"] = spec["function"], types = opts.type, returns = opts.returns, domains = opts.domain,
+      observations = opts.observations, requires = opts.require }
+    if not multi then return refuse("%s (%s); nothing was written", mmessage, tostring(mcode)) end
+    spec.multi, spec.requirements = multi, multi.requirements
+  end
   local plan, message, code = scaffold.intent(spec)
   if not plan then return refuse("%s (%s)", message, tostring(code)) end
-  -- The function must exist with the profile's shape before anything is written.
-  local source = fs.read(workdir .. "/" .. spec.source, change_policy.caps.source_bytes + 1)
-  if not source or #source > change_policy.caps.source_bytes then
-    return refuse("the source %s could not be read within %d bytes; nothing was written", spec.source,
-      change_policy.caps.source_bytes)
+  if not spec.multi then
+    -- The function must exist with the profile's shape before anything is written.
+    source, read_exit = read_source()
+    if not source then return read_exit end
+    local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
+      source, spec["function"], spec.source, require("vkit.policy").limits.admission)
+    if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
   end
-  local shaped, shape_code, shape_message = require("vkit.admission.shape").check(require "vkit.ts", spec.language,
-    source, spec["function"], spec.source, require("vkit.policy").limits.admission)
-  if not shaped then return refuse("%s (%s); nothing was written", shape_message, shape_code) end
   -- Nothing is written unless every file can be: one in the way stops all,
   -- and so does a link or a file where a directory of the path should be
   -- (the files are written where they are named, never through a link).
