@@ -423,3 +423,53 @@ describe("the signature option in the separate admission process", function()
     assert.matches("a tuple of 5", r.refusal.message, 1, true)
   end)
 end)
+
+-- Attack (issue 34 review): a source whose declared types exclude the
+-- contract's is called by the drivers with the contract's values (a
+-- TypeScript `bigint` given a number, a Python `bool` given an int): what
+-- is observed is a call its typed callers cannot make, so it is not
+-- admitted (vkit.admission.signature.matches, vkit.change.admission.check_signature).
+describe("the declared signature against the contract's", function()
+  local csig = require "vkit.change.signature"
+  local admission = require "vkit.change.admission"
+  local U8U8 = assert(csig.parse { params = { { name = "a", type = "u8" }, { name = "b", type = "u8" } }, returns = "u8" })
+  local PAIR = assert(csig.parse { params = { { name = "a", type = "u64" } }, returns = { "bool", "u64" } })
+  local function matches(language, source, sig)
+    return signature.matches(assert(read(language, source)), sig, policy)
+  end
+  it("admits what the source lets be the contract's types, whatever the parameter names", function()
+    assert.is_true(matches("python", "def f(x, y):\n    return x\n", U8U8))
+    assert.is_true(matches("python", "def f(x: int, y: int) -> int:\n    return x\n", U8U8))
+    assert.is_true(matches("typescript", "export function f(p: number, q: number): number {\n  return p;\n}\n", U8U8))
+    assert.is_true(matches("rust", "pub fn f(p: u8, q: u8) -> u8 {\n    p\n}\n", U8U8))
+    assert.is_true(matches("typescript", "export function f(a: bigint): [boolean, bigint] {\n  return [true, a];\n}\n", PAIR))
+  end)
+  it("refuses a declared type that excludes the contract's, by position", function()
+    local ok, code, message = matches("typescript", "export function f(a: number, b: bigint): bigint {\n  return b;\n}\n", U8U8)
+    assert.is_nil(ok)
+    assert.equal("signature-mismatch", code)
+    assert.matches("parameter 2 of `f` (`b`) is declared `bigint`, which excludes the contract's u8", message, 1, true)
+    assert.equal("signature-mismatch", select(2, matches("python", "def f(a: bool, b):\n    return b\n", U8U8)))
+    assert.equal("signature-mismatch", select(2, matches("python", "def f(a, b) -> bool:\n    return a == b\n", U8U8)))
+    assert.equal("signature-mismatch", select(2, matches("python", "def f(a, b, c):\n    return a\n", U8U8)))
+    assert.equal("signature-mismatch",
+      select(2, matches("typescript", "export function f(a: bigint): [boolean, number] {\n  return [true, 0];\n}\n", PAIR)))
+    assert.equal("signature-mismatch",
+      select(2, matches("python", "def f(a) -> tuple[bool, int, int]:\n    return True, a, a\n", PAIR)))
+    assert.equal("signature-mismatch", select(2, matches("python", "def f(a) -> int:\n    return a\n", PAIR)))
+  end)
+  it("turns an admitted record refused (admission-signature-mismatch), and leaves a matching one admitted", function()
+    local source = "def f(a: bool, b: int) -> int:\n    return b\n"
+    local r = admission.admit("python", "src/f.py", source, "f", { signature = true })
+    assert.is_true(r.admitted)
+    local checked = admission.check_signature(r, source, U8U8)
+    assert.is_false(checked.admitted)
+    assert.equal("refused", checked.outcome)
+    assert.equal("admission-signature-mismatch", checked.refusal.rule)
+    assert.matches("excludes the contract's u8", checked.refusal.message, 1, true)
+    assert.is_true(r.admitted)  -- the memoised record is not changed
+    local fine = "def f(a: int, b: int) -> int:\n    return b\n"
+    assert.is_true(admission.check_signature(admission.admit("python", "src/f.py", fine, "f", { signature = true }), fine,
+      U8U8).admitted)
+  end)
+end)

@@ -115,6 +115,25 @@ describe("a conforming candidate outside the pure profile", function()
   end)
 end)
 
+-- Attack (issue 34 review): the drivers call by position with the
+-- contract's values, whatever the source declares.  A candidate declaring
+-- `x: bool` is called with ints and conforms, but its typed callers cannot
+-- make those calls: it is not admitted (admission-signature-mismatch), so
+-- never all_inputs_conform.
+describe("a conforming candidate whose declared types exclude the contract's", function()
+  it("is refused by admission (admission-signature-mismatch): unadmitted_conform (exit 8), never exit 0 untrusted", function()
+    local p = clamp_project("python")
+    finally(function() intents.finish(p) end)
+    local summary, r = p.certify("def clamp(x: bool, lo: int, hi: int) -> int:\n    return max(lo, min(x, hi))\n")
+    assert.equal(8, r.code)
+    assert.equal("unadmitted_conform", summary.outcome)
+    assert.is_false(summary.candidate_admission.admitted)
+    assert.equal("admission-signature-mismatch", summary.candidate_admission.rule)
+    assert.matches("parameter 1 of `clamp` (`x`) is declared `bool`, which excludes the contract's i32",
+      summary.candidate_admission.message, 1, true)
+  end)
+end)
+
 -- checked_div(a: u8, b: u8) -> (bool, u8): (false, 0) when b is 0, else
 -- (true, a // b); a standing requirement over the box b=0.
 local DIV = multi.signature({ { "a", "u8" }, { "b", "u8" } }, { "bool", "u8" })

@@ -278,4 +278,45 @@ function M.resolve(read, declared, policy)
   return { signature = signature, seed = is_seed, u32_only = u32_only }
 end
 
+
+--- Whether a read admits the signature `sig` (vkit.change.signature's
+--  parsed form: {params = {{name, type}}, returns = {types}, tuple}) that a
+--  contract fixes: as many parameters, each slot admitting the type at its
+--  position (drivers pass arguments by position: names may differ), and a
+--  result the source lets be the declared one (a tuple of as many
+--  components, or one value).  A TypeScript `bigint` parameter where the
+--  contract says u8 is called with a number and a Python `bool` with an
+--  int: what is observed is then a call the source's own types exclude.
+--  true, or nil, "signature-mismatch" and a sentence.
+function M.matches(read, sig, policy)
+  local fn = read["function"]
+  if #read.params ~= #sig.params then
+    return fail("signature-mismatch", "`%s` takes %d parameter%s but the contract's signature has %d", fn,
+      #read.params, #read.params == 1 and "" or "s", #sig.params)
+  end
+  for i, p in ipairs(sig.params) do
+    local slot = read.params[i]
+    if not admits(slot, p.type, policy) then
+      return fail("signature-mismatch", "parameter %d of `%s` (`%s`) is declared `%s`, which excludes the contract's %s",
+        i, fn, slot.name, slot.hint, p.type)
+    end
+  end
+  local r = read.returns
+  if r == nil then return true end
+  local source_tuple = r[1] ~= nil
+  if source_tuple ~= (sig.tuple and true or false) or (source_tuple and #r ~= #sig.returns) then
+    return fail("signature-mismatch", "`%s` declares a result of %s but the contract's is %s", fn,
+      source_tuple and ("a tuple of " .. #r) or ("`" .. tostring(r.hint) .. "`"),
+      sig.tuple and ("a tuple of " .. #sig.returns) or sig.returns[1])
+  end
+  for i, t in ipairs(sig.returns) do
+    local slot = source_tuple and r[i] or r
+    if not admits(slot, t, policy) then
+      return fail("signature-mismatch", "%s of `%s` is declared `%s`, which excludes the contract's %s",
+        source_tuple and ("component %d of the result"):format(i) or "the result", fn, slot.hint, t)
+    end
+  end
+  return true
+end
+
 return M

@@ -34,6 +34,8 @@ M.code_files = {
   "lua/vkit/change/admission.lua",
   "lua/vkit/admission/process.lua",
   "lua/vkit/admission/syntax.lua",
+  "lua/vkit/admission/shape.lua",
+  "lua/vkit/admission/signature.lua",
   "lua/vkit/admission/rust.lua",
   "lua/vkit/admission/python.lua",
   "lua/vkit/admission/typescript.lua",
@@ -110,6 +112,34 @@ function M.admit(language, path, source, fn, opts)
   end
   if not (opts and opts.launcher) then memo[key] = record end
   return record
+end
+
+--- The multi-parameter profile (issue 34): an admitted record stays
+--  admitted only when the source's declared signature admits the
+--  contract's `sig` (vkit.admission.signature.matches: as many parameters,
+--  each declared type admitting the contract's at its position, the same
+--  result shape).  A side called with values its own declared types
+--  exclude (a TypeScript `bigint` given a number, a Python `bool` given an
+--  int) is observed in calls its typed callers cannot make, so the record
+--  becomes refused with rule admission-signature-mismatch.  A record that
+--  was not admitted is returned as it is.  Returns the record (a copy when
+--  it changed).
+function M.check_signature(record, source, sig)
+  if not record.admitted then return record end
+  local asig = require "vkit.admission.signature"
+  local policy = require("vkit.policy").signatures
+  local limits = require("vkit.policy").limits.admission
+  local read, code, message = asig.read(require "vkit.ts", record.language, source, record["function"], limits, policy,
+    record.source.path)
+  local ok
+  if read then ok, code, message = asig.matches(read, sig, policy) end
+  if ok then return record end
+  local copy = {}
+  for k, v in pairs(record) do copy[k] = v end
+  copy.admitted, copy.outcome = false, "refused"
+  copy.refusal = { rule = "admission-signature-mismatch", reason = "signature_mismatch", at = record.source.path,
+                   message = message }
+  return copy
 end
 
 --- The record of a source that could not be read whole to be admitted

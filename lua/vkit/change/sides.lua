@@ -121,6 +121,11 @@ local function stage_side(repo, bound, setup, runner, side_name, driver, admit_o
   local source, why = fs.read(side.module_path, max + 1, { nofollow = true })
   side.admission = source and admission.admit(binding.language, binding.source, source, binding["function"], admit_opts)
     or admission.unread(binding.language, binding.source, binding["function"], why)
+  -- the multi-parameter profile: the declared signature must admit the contract's
+  local contract = bound.intent.contract
+  if source and admit_opts and admit_opts.signature and contract and contract.sig then
+    side.admission = admission.check_signature(side.admission, source, contract.sig)
+  end
   -- The driver names the module where the side's processes see it.
   local inside = sandbox.view(setup.plan.isolated, side, binding.source, "")
   local compiled = binding.language == "typescript" and toolchain.compiled_path(inside.module, inside.build) or nil
