@@ -111,3 +111,32 @@ describe("vkit.paths", function()
     assert.is_nil(paths.check(("a"):rep(max + 1)))
   end)
 end)
+
+describe("a guard's name in a difference policy", function()
+  -- printed in violation messages and reports: a control character in it
+  -- could move a terminal's cursor or start a CI log command
+  local differences = require "vkit.change.differences"
+  local function policy(name)
+    return require("vkit").json.encode { schema_version = 1, intent = ("a"):rep(64),
+      guards = { { name = name, inputs = { 1 }, outputs = { 1 } } } }
+  end
+  it("is one line of visible text, in the seed's profile and the multi-parameter one", function()
+    local S = require "vkit.schema"
+    assert.is_truthy(S.check(S.one_line(200), "repair for SCORE-2"))
+    for _, bad in ipairs { "a\nb", "a\rb", "\27[2J", "" , ("x"):rep(201) } do
+      assert.is_falsy(S.check(S.one_line(200), bad), bad)
+    end
+    local ok = differences.parse(policy("fine"), ("a"):rep(64), { { 0, 10 } })
+    assert.is_table(ok)
+    local refused, message, code = differences.parse(policy("fine\n::error::x"), ("a"):rep(64), { { 0, 10 } })
+    assert.is_nil(refused)
+    assert.equal("difference-policy-invalid", code, message)
+    local mdiff = require "vkit.change.multi.differences"
+    local function multi(name)
+      return { schema_version = 1, intent = ("a"):rep(64), guards = { { name = name, inputs = { x = "0..3" },
+               outputs = { "*" } } } }
+    end
+    assert.is_truthy(S.check(mdiff.schema, multi "fine"))
+    assert.is_falsy(S.check(mdiff.schema, multi "fine\n::error::x"))
+  end)
+end)

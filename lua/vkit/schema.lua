@@ -196,6 +196,13 @@ function M.check_with(spec, rule)
   end
 end
 
+--- A name shown to a reader (a guard's, in messages and reports): one
+--  line of at most `max` bytes with no control character, so a document
+--  cannot move a terminal's cursor or start a CI log command with it.
+function M.one_line(max)
+  return M.string { min = 1, max = max, pattern = "^[^%c]+$", what = "one line of text without control characters" }
+end
+
 M.sha256 = M.string { pattern = "^[0-9a-f]+$", min = 64, max = 64, what = "64 lowercase hex digits (SHA-256)" }
 
 --- Is v a full Git object id: a string of 40 (SHA-1) or 64 (SHA-256)

@@ -19,7 +19,7 @@ local set = S.array(S.either(S.u32, S.object { from = S.u32, to = S.u32 }), { ma
 M.schema = S.object {
   schema_version = S.const(1),
   intent = S.sha256,
-  guards = S.array(S.object { name = S.string { min = 1, max = 200 }, inputs = set, outputs = set },
+  guards = S.array(S.object { name = S.one_line(200), inputs = set, outputs = set },
                    { max = limits.relational.max_guards }),
 }
 

@@ -23,7 +23,7 @@ M.schema = S.object {
   schema_version = S.const(1),
   intent = S.sha256,
   guards = S.array(S.object {
-    name = S.string { min = 1, max = 200 },
+    name = S.one_line(200),
     inputs = S.map(set_text, { key_pattern = "^[%a_][%w_]*$", key_what = "a parameter name", max = policy.max_params }),
     outputs = S.array(set_text, { min = 1, max = policy.max_components }),
   }, { max = policy.max_guards }),
