@@ -1,4 +1,4 @@
---- Batch drivers of the multi-parameter profile (issue 34, in progress).  Pure.
+--- Batch drivers of the multi-parameter profile (issue 34).  Pure.
 --
 -- The same protocol as the seed's batch drivers (vkit.change.batch_drivers,
 -- batch mode), for a signature of vkit.change.signature:
@@ -8,15 +8,14 @@
 --         types[T].bytes; a bool is one byte, 0 or 1, anything else is a
 --         bad encoding).  The driver reads ALL of it before it loads the
 --         candidate module or calls its function.
--- stdout  one line per input, in the order given:
---           <input> <result>   the function returned <result>
---           <input> !raise     it raised (Python, TypeScript) or panicked (Rust)
---           <input> !range     it returned something outside the declared type
---         <input> and <result> are canonical tuple texts
---         (vkit.change.signature.tuple_text: "3,-1,true"); echoing the input
---         lets parse() check the driver decoded what it was given.
+-- stdout  one fixed-width binary record per input, in the order given,
+--         then a trailer: the format of vkit.change.signature_records (a
+--         status byte, value / raise / range, then the result's
+--         components; the trailer counts the records and echoes the first
+--         and last inputs as the driver decoded them).
 -- stderr  cause lines, vkit.change.driver_causes's format, with FIRST the
---         first input's text ("3,-1,true") instead of a u32.
+--         first input's text ("3,-1,true") instead of a u32; a driver
+--         makes that text only for an input that has a cause.
 -- exit    3 a bad input encoding, 5 a failed write: protocol failures.
 --
 -- What is outside the declared type, never coerced, each a `range`
@@ -32,6 +31,7 @@ local drivers = require "vkit.change.drivers"
 local causes = require "vkit.change.driver_causes"
 local batch_end = require "vkit.change.batch_end"
 local signature = require "vkit.change.signature"
+local records = require "vkit.change.signature_records"
 local json = require "vkit.json"
 local policy = require("vkit.policy").signatures
 
@@ -43,14 +43,7 @@ local function types_of(sig)
   return signature.param_types(sig)
 end
 
-local function record_bytes(sig)
-  local n = 0
-  for _, t in ipairs(types_of(sig)) do n = n + signature.type(t).bytes end
-  return n
-end
-M.record_bytes = record_bytes
-
-local PACK = { bool = "B", u8 = "B", i8 = "b", u16 = "I2", i16 = "i2", u32 = "I4", i32 = "i4", u64 = "i8", i64 = "i8" }
+M.record_bytes = records.input_bytes
 
 --- The stdin bytes for a list of inputs (each a list of one value per
 --  parameter, checked): the records, in order.  A u64 is packed as its 64
@@ -58,7 +51,7 @@ local PACK = { bool = "B", u8 = "B", i8 = "b", u16 = "I2", i16 = "i2", u32 = "I4
 function M.encode_inputs(sig, inputs)
   local types, parts = types_of(sig), {}
   local fmt = "<"
-  for _, t in ipairs(types) do fmt = fmt .. PACK[t] end
+  for _, t in ipairs(types) do fmt = fmt .. records.PACK[t] end
   for k, tuple in ipairs(inputs) do
     local values = {}
     for i, t in ipairs(types) do
@@ -77,21 +70,10 @@ function M.inputs_match(sig, bytes, inputs)
   return type(bytes) == "string" and bytes == M.encode_inputs(sig, inputs)
 end
 
--- The longest canonical text of a value of a type.
-local function text_bound(t)
-  local info = signature.type(t)
-  if info.bool then return 5 end
-  return math.max(#signature.text(t, info.min), #signature.text(t, info.max))
-end
-
---- The longest line a driver can print for an input of `sig`: the input's
---  text, a space, the longest result or marker, a newline.
+--- The largest stdout a driver can print per input: one result record
+--  (the trailer is counted once per batch by the caller).
 function M.line_bound(sig)
-  local n = #sig.params - 1
-  for _, p in ipairs(sig.params) do n = n + text_bound(p.type) end
-  local r = #sig.returns - 1
-  for _, t in ipairs(sig.returns) do r = r + text_bound(t) end
-  return n + 1 + math.max(r, #"!range") + 1
+  return records.result_bytes(sig)
 end
 
 --- Inputs per driver invocation (policies/signatures.lua batch_inputs).
@@ -112,10 +94,37 @@ local function rust_decode(t, offset)
   return ("%s::from_le_bytes(le::<%d>(c, %d))"):format(t, bytes, offset)
 end
 
+-- Le::put appends a value's little-endian bytes (a bool one byte 0 or 1);
+-- Out lets batch_end.rust write a byte vector as it writes a String.
+local RUST_LE = [==[
+trait Le {
+    fn put(self, o: &mut Vec<u8>);
+}
+impl Le for bool {
+    fn put(self, o: &mut Vec<u8>) {
+        o.push(self as u8);
+    }
+}
+macro_rules! le_ints {
+    ($($t:ty),*) => {$(impl Le for $t {
+        fn put(self, o: &mut Vec<u8>) {
+            o.extend_from_slice(&self.to_le_bytes());
+        }
+    })*};
+}
+le_ints!(u8, i8, u16, i16, u32, i32, u64, i64);
+struct Out(Vec<u8>);
+impl Out {
+    fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+]==]
+
 --- The Rust driver: the candidate module included with #[path], called
 --  with native types; a tuple result is a native tuple.
 function M.rust(sig, module_path, fn)
-  local types, decode, args, names, fmt = types_of(sig), {}, {}, {}, {}
+  local types, decode, args, fmt = types_of(sig), {}, {}, {}
   local offset = 0
   for i, t in ipairs(types) do
     decode[i] = rust_decode(t, offset)
@@ -123,16 +132,22 @@ function M.rust(sig, module_path, fn)
     args[i] = "a" .. (i - 1)
     fmt[i] = "{}"
   end
-  local results, rfmt = {}, {}
-  for i in ipairs(sig.returns) do results[i] = "r" .. (i - 1) rfmt[i] = "{}" end
+  local results, puts = {}, {}
+  for i in ipairs(sig.returns) do
+    results[i] = "r" .. (i - 1)
+    puts[i] = ("r%d.put(&mut out);"):format(i - 1)
+  end
+  local echo = {}
+  for i in ipairs(types) do echo[i] = ("x.%d.put(&mut out);"):format(i - 1) end
   local ret = sig.tuple and "(" .. table.concat(sig.returns, ", ") .. ")" or sig.returns[1]
   local pattern = sig.tuple and "(" .. table.concat(results, ", ") .. ")" or results[1]
+  local width = records.result_bytes(sig)
   return ([==[// vkit batch driver (rust, multi-parameter profile): every input first, then the candidate.
 use std::io::{Read, Write};
 
 #[path = %s]
 mod candidate;
-%s
+%s%s
 #[allow(dead_code)] // a signature of bools only reads no integer
 fn le<const N: usize>(c: &[u8], o: usize) -> [u8; N] {
     let mut b = [0u8; N];
@@ -151,21 +166,29 @@ fn main() {
     }
     keep_panics();
     let mut causes = Vec::new();
-    let mut out = String::with_capacity(xs.len() * %d);
+    let mut out: Vec<u8> = Vec::with_capacity(xs.len() * %d + 4 + 2 * %d);
     for &(%s,) in &xs {
-        let shown = format!("%s", %s);
         match std::panic::catch_unwind(|| -> %s { candidate::%s(%s) }) {
-            Ok(%s) => out.push_str(&format!("{} %s\n", shown, %s)),
+            Ok(%s) => {
+                out.push(0);
+                %s
+            }
             Err(_) => {
-                out.push_str(&format!("{} !raise\n", shown));
-                note(&mut causes, "raise", last_panic(), shown);
+                out.push(1);
+                out.extend_from_slice(&[0u8; %d]);
+                note(&mut causes, "raise", last_panic(), format!("%s", %s));
             }
         }
     }
-%s]==]):format(drivers.literal(module_path), causes.text_first.rust, offset, table.concat(types, ", "), offset, offset,
-    table.concat(decode, ", "), M.line_bound(sig), table.concat(args, ", "), table.concat(fmt, ","),
-    table.concat(args, ", "), ret, identifier(fn), table.concat(args, ", "), pattern, table.concat(rfmt, ","),
-    table.concat(results, ", "), batch_end.rust)
+    (xs.len() as u32).put(&mut out);
+    for x in [xs[0], xs[xs.len() - 1]] {
+        %s
+    }
+    let out = Out(out);
+%s]==]):format(drivers.literal(module_path), causes.text_first.rust, RUST_LE, offset, table.concat(types, ", "),
+    offset, offset, table.concat(decode, ", "), width, offset, table.concat(args, ", "), ret, identifier(fn),
+    table.concat(args, ", "), pattern, table.concat(puts, "\n                "), width - 1, table.concat(fmt, ","),
+    table.concat(args, ", "), table.concat(echo, "\n        "), batch_end.rust)
 end
 
 -- Python ----------------------------------------------------------------
@@ -192,6 +215,8 @@ function M.python(sig, module_path, fn)
       args[i] = ("x[%d]"):format(i - 1)
     end
   end
+  local rfmt = "<B"
+  for _, t in ipairs(sig.returns) do rfmt = rfmt .. STRUCT[t] end
   local check = {}
   if sig.tuple then
     check[#check + 1] = "    if kind(y) is not sequence:\n        return shown(y)"
@@ -204,7 +229,6 @@ function M.python(sig, module_path, fn)
   else
     check[#check + 1] = ("    if not %s:\n        return shown(y)"):format(py_ok(sig.returns[1], "y"))
   end
-  local result = sig.tuple and "join([text(v) for v in y])" or "text(y)"
   return ([[# vkit batch driver (python, multi-parameter profile): every input first, then the candidate.
 import os, sys, struct
 %s
@@ -216,7 +240,7 @@ def check(y, kind=type, integer=int, boolean=bool, sequence=tuple, size=len):
 %s
     return None
 def main(write=os.write, exit=os._exit, size=len, flush=sys.stdout.flush, has=hasattr,
-         records=struct.iter_unpack, join=b",".join, pairs=enumerate):
+         records=struct.iter_unpack, join=b",".join, pairs=enumerate, packer=struct.Struct):
     data = sys.stdin.buffer.read()
     if not data or size(data) %% %d:
         exit(3)
@@ -225,33 +249,36 @@ def main(write=os.write, exit=os._exit, size=len, flush=sys.stdout.flush, has=ha
         if %s:
             exit(3)
         xs.append((%s,))
-    shown_all = [join([text(v) for v in x]) for x in xs]
+    record, echo = packer(%q).pack, packer(%q).pack
+    raise_record, range_record = b"\x01" + bytes(%d), b"\x02" + bytes(%d)
     import importlib.util
     spec = importlib.util.spec_from_file_location("candidate", %s)
     candidate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(candidate)
     lines, causes, missing = [], {}, not has(candidate, %s)
-    for i, x in pairs(xs):
-        s = shown_all[i]
+    for x in xs:
         if missing:
-            lines.append(s + b" !raise\n")
-            note(causes, b"missing", %s, s)
+            lines.append(raise_record)
+            note(causes, b"missing", %s, join([text(v) for v in x]))
             continue
         try:
             y = candidate.%s(*x)
         except BaseException as e:
-            lines.append(s + b" !raise\n")
-            note(causes, b"raise", raised(e), s)
+            lines.append(raise_record)
+            note(causes, b"raise", raised(e), join([text(v) for v in x]))
             continue
         problem = check(y)
         if problem is not None:
-            lines.append(s + b" !range\n")
-            note(causes, b"range", problem, s)
+            lines.append(range_record)
+            note(causes, b"range", problem, join([text(v) for v in x]))
         else:
-            lines.append(s + b" " + %s + b"\n")
-%s]]):format(causes.text_first.python, table.concat(check, "\n"), record_bytes(sig), fmt,
-    #bools > 0 and table.concat(bools, " or ") or "False", table.concat(args, ", "),
-    drivers.literal(module_path), json.encode(identifier(fn)), drivers.py_bytes(fn), fn, result, batch_end.python)
+            lines.append(record(0, %s))
+    lines.append(struct.pack("<I", size(xs)) + echo(*xs[0]) + echo(*xs[-1]))
+%s]]):format(causes.text_first.python, table.concat(check, "\n"), records.input_bytes(sig), fmt,
+    #bools > 0 and table.concat(bools, " or ") or "False", table.concat(args, ", "), rfmt, fmt,
+    records.result_bytes(sig) - 1, records.result_bytes(sig) - 1,
+    drivers.literal(module_path), json.encode(identifier(fn)), drivers.py_bytes(fn), fn,
+    sig.tuple and "*y" or "y", batch_end.python)
 end
 
 -- TypeScript ------------------------------------------------------------
@@ -260,6 +287,12 @@ local READ = { u8 = "readUInt8", i8 = "readInt8", u16 = "readUInt16LE", i16 = "r
                i32 = "readInt32LE", u64 = "readBigUInt64LE", i64 = "readBigInt64LE" }
 
 local function wide(t) return signature.type(t).bytes == 8 end
+
+-- A statement writing value `v` of type `t` into Buffer `b` at `o`.
+local function js_put(t, v, o)
+  if t == "bool" then return ("%s[%s] = %s ? 1 : 0;"):format("b", o, v) end
+  return ("b.%s(%s, %s);"):format(READ[t]:gsub("^read", "write"), v, o)
+end
 
 -- A JavaScript expression: whether `v` is exactly a value of `t`.
 local function js_ok(t, v)
@@ -276,7 +309,7 @@ end
 --  candidate required, called with numbers (widths up to 32 bits), bigints
 --  (64 bits) and booleans; a tuple result is an array of exact length.
 function M.typescript(sig, compiled_path, fn)
-  local types, checks, decode, args, offset = types_of(sig), {}, {}, {}, 0
+  local types, checks, decode, args, echo, offset = types_of(sig), {}, {}, {}, {}, 0
   for i, t in ipairs(types) do
     if t == "bool" then
       checks[#checks + 1] = ("  if (data[o + %d] > 1) exit(3);"):format(offset)
@@ -284,10 +317,16 @@ function M.typescript(sig, compiled_path, fn)
     else
       decode[i] = ("data.%s(o + %d)"):format(READ[t], offset)
     end
+    echo[i] = "  " .. js_put(t, ("x[%d]"):format(i - 1), ("o + %d"):format(offset))
     offset = offset + signature.type(t).bytes
     args[i] = ("x[%d]"):format(i - 1)
   end
-  local check, result = {}, {}
+  local check, put, at = {}, {}, 1
+  for i, t in ipairs(sig.returns) do
+    local v = sig.tuple and ("y[%d]"):format(i - 1) or "y"
+    put[i] = "    " .. js_put(t, v, ("o + %d"):format(at))
+    at = at + signature.type(t).bytes
+  end
   if sig.tuple then
     check[#check + 1] = "  if (!isArray(y)) return describe(y);"
     check[#check + 1] = ("  if (y.length !== %d) return 'an array of ' + y.length + ', not %d';"):format(
@@ -295,25 +334,21 @@ function M.typescript(sig, compiled_path, fn)
     for i, t in ipairs(sig.returns) do
       check[#check + 1] = ("  if (!%s) return 'component %d: ' + describe(y[%d]);"):format(
         js_ok(t, ("y[%d]"):format(i - 1)), i, i - 1)
-      result[i] = ("text(y[%d])"):format(i - 1)
     end
   else
     check[#check + 1] = ("  if (!%s) return describe(y);"):format(js_ok(sig.returns[1], "y"))
-    result[1] = "text(y)"
   end
   return ([['use strict';
 // vkit batch driver (typescript, multi-parameter profile): every input first, then the candidate.
 const fs = require('fs');
 const writeSync = fs.writeSync, isInteger = Number.isInteger, exit = process.exit, bytesOf = Buffer.from,
-  isArray = Array.isArray, same = Object.is, text = String;
+  isArray = Array.isArray, same = Object.is, text = String, alloc = Buffer.alloc;
 const data = fs.readFileSync(0);
 if (data.length === 0 || data.length %% %d !== 0) exit(3);
-const xs = [], shownAll = [];
+const xs = [];
 for (let o = 0; o < data.length; o += %d) {
 %s
-  const x = [%s];
-  xs.push(x);
-  shownAll.push(x.map(text).join(','));
+  xs.push([%s]);
 }
 %s
 function describe(y) {
@@ -325,33 +360,44 @@ function check(y) {
 %s
   return null;
 }
+function echo(b, o, x) {
+%s
+}
+const inputText = (x) => x.map(text).join(',');
 const candidate = require(%s);
 const causes = new Map(), missing = typeof candidate[%s] !== 'function';
-let out = '';
+const W = %d, b = alloc(xs.length * W + 4 + 2 * %d);
 for (let i = 0; i < xs.length; i++) {
-  const x = xs[i], s = shownAll[i];
+  const x = xs[i], o = i * W;
   let y;
   if (missing) {
-    out += s + ' !raise\n';
-    note(causes, 'missing', %s, s);
+    b[o] = 1;
+    note(causes, 'missing', %s, inputText(x));
     continue;
   }
   try {
     y = candidate.%s(%s);
   } catch (e) {
-    out += s + ' !raise\n';
-    note(causes, 'raise', raised(e), s);
+    b[o] = 1;
+    note(causes, 'raise', raised(e), inputText(x));
     continue;
   }
   const problem = check(y);
   if (problem !== null) {
-    out += s + ' !range\n';
-    note(causes, 'range', problem, s);
-  } else out += s + ' ' + %s + '\n';
+    b[o] = 2;
+    note(causes, 'range', problem, inputText(x));
+  } else {
+%s
+  }
 }
+b.writeUInt32LE(xs.length, xs.length * W);
+echo(b, xs.length * W + 4, xs[0]);
+echo(b, xs.length * W + 4 + %d, xs[xs.length - 1]);
+const out = b;
 %s]]):format(offset, offset, table.concat(checks, "\n"), table.concat(decode, ", "), causes.text_first.typescript,
-    table.concat(check, "\n"), drivers.literal(compiled_path), json.encode(identifier(fn)), json.encode(fn), fn,
-    table.concat(args, ", "), table.concat(result, " + ',' + "), batch_end.typescript)
+    table.concat(check, "\n"), table.concat(echo, "\n"), drivers.literal(compiled_path), json.encode(identifier(fn)),
+    records.result_bytes(sig), offset, json.encode(fn), fn, table.concat(args, ", "), table.concat(put, "\n"),
+    offset, batch_end.typescript)
 end
 
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
@@ -365,38 +411,15 @@ end
 
 --- Parses a batch's stdout against the inputs it was given, in order.
 --  Returns a list of {value = result} (a value, or a list for a tuple
---  result) | {marker = "raise" | "range"}, or nil, message, code:
---  `no-newline`, `extra-line`, `wrong-input` (a line naming another input:
---  a reordered line, or a driver that decoded something else),
---  `malformed` (a result that is not canonical text of the declared types),
---  `missing-lines`.
+--  result) | {marker = "raise" | "range"}, or nil, message, code: a
+--  vkit.change.signature_records failure (`truncated`, `wrong-count`,
+--  `wrong-input`, `malformed`).
 function M.parse(sig, stdout, inputs)
-  local types, out, i, pos = types_of(sig), {}, 0, 1
-  while pos <= #stdout do
-    local nl = stdout:find("\n", pos, true)
-    if not nl then return nil, ("line %d has no newline"):format(i + 1), "no-newline" end
-    local line = stdout:sub(pos, nl - 1)
-    pos = nl + 1
-    i = i + 1
-    local expected = inputs[i]
-    if expected == nil then return nil, ("line %d is beyond the %d inputs given"):format(i, #inputs), "extra-line" end
-    local want = signature.tuple_text(types, expected)
-    local x, rest = line:match "^(%S+) (%S+)$"
-    if x ~= want then
-      return nil, ("line %d names input %s where input %s was given"):format(i, tostring(x), want), "wrong-input"
-    end
-    local marker = rest:match "^!(%a+)$"
-    if marker and M.MARKERS[marker] then
-      out[i] = { marker = marker }
-    else
-      local value, msg = signature.parse_result(sig, rest)
-      if value == nil then
-        return nil, ("line %d (input %s): %s"):format(i, want, msg or "not a result or a marker"), "malformed"
-      end
-      out[i] = { value = value }
-    end
-  end
-  if i ~= #inputs then return nil, ("%d lines for %d inputs"):format(i, #inputs), "missing-lines" end
+  local decode = records.decoder(sig)
+  local list, msg, code = records.records(sig, stdout, M.encode_inputs(sig, inputs), decode)
+  if not list then return nil, msg, code end
+  local out = {}
+  for i, rec in ipairs(list) do out[i] = decode(rec) end
   return out
 end
 

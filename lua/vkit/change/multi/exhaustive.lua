@@ -46,7 +46,9 @@ local runs = require "vkit.change.runs"
 local domain = require "vkit.change.domain"
 local signature = require "vkit.change.signature"
 local signature_drivers = require "vkit.change.signature_drivers"
+local records = require "vkit.change.signature_records"
 local massess = require "vkit.change.multi.assess"
+local verdicts = require "vkit.change.multi.verdicts"
 local mcontract = require "vkit.change.multi.contract"
 local isolation = require "vkit.change.multi.isolation"
 local batch_drivers = require "vkit.change.batch_drivers"
@@ -75,9 +77,11 @@ function M.runner_identity()
 end
 
 --- Inputs per invocation for a signature: the policy's batch, fewer when
---  its longest lines would not fit the output cap less the stderr reserve.
+--  its records and trailer would not fit the output cap less the stderr
+--  reserve.
 function M.batch_size(sig)
-  local fit = (policy.output_cap - policy.stderr_reserve_bytes) // signature_drivers.line_bound(sig)
+  local fit = (policy.output_cap - policy.stderr_reserve_bytes - records.output_bytes(sig, 0))
+    // records.result_bytes(sig)
   return math.max(1, math.min(policy.batch_inputs, fit))
 end
 
@@ -101,19 +105,33 @@ function M.box_call(fn, sig, box)
 end
 
 -- ---------------------------------------------------------------------
--- Running batches.  keys[side][pass][index + 1] = a result's text, "!raise",
--- "!range", or "~" and why the process returned nothing for the input.
+-- Running batches.  keys[side][pass][index + 1] = the driver's result
+-- record (vkit.change.signature_records), or "~" and why the process
+-- returned nothing for the input (never a record: a status byte is 0..2).
+
+-- What a key shows in a report: a result's text, "!raise", "!range", or "~why".
+local function key_text(sig, key, decode)
+  if key == nil or key:sub(1, 1) == "~" then return key end
+  local o = decode(key)
+  if o.marker then return "!" .. o.marker end
+  return signature.result_text(sig, o.value)
+end
 
 -- Runs one batch (indexes first .. last) in every pass on both sides.
 -- Returns nil when it ran, "split" when an output reached the cap, or the
--- reason to stop.
-local function run_batch(runner, setup, d, batch, passes, run_id, keys)
+-- reason to stop.  A key is a driver's result record as bytes
+-- (vkit.change.signature_records): equal results are equal strings.
+local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode)
   local sig, first = d.sig, batch.inputs[1]
   local tuples = {}
   for i, x in ipairs(batch.inputs) do tuples[i] = domain.at(d, x) end
+  -- {side, pass, order, keys (a list in `order`) | lost (why)} per launch
   local staged = {}
   local function commit()
-    for _, st in ipairs(staged) do keys[st.side][st.pass][st.x + 1] = st.key end
+    for _, st in ipairs(staged) do
+      local into = keys[st.side][st.pass]
+      for i, x in ipairs(st.order) do into[x + 1] = st.keys and st.keys[i] or st.lost end
+    end
   end
   for pass = 1, passes do
     local order = batches.order(batch.inputs, run_id, batch.index, pass)
@@ -124,15 +142,11 @@ local function run_batch(runner, setup, d, batch, passes, run_id, keys)
       local kind, got = batch_run.launch(runner, setup, s, batch, pass, bytes, commit)
       if kind == "stop" then return got end
       if kind == "ran" then
-        local parsed, problem = signature_drivers.parse(sig, got.stdout or "", ordered)
-        if not parsed then return batch_run.protocol(runner, s, batch, problem) end
-        for i, x in ipairs(order) do
-          local o = parsed[i]
-          staged[#staged + 1] = { side = s, pass = pass, x = x,
-                                  key = o.marker and ("!" .. o.marker) or signature.result_text(sig, o.value) }
-        end
+        local list, problem = records.records(sig, got.stdout or "", bytes, decode)
+        if not list then return batch_run.protocol(runner, s, batch, problem) end
+        staged[#staged + 1] = { side = s, pass = pass, order = order, keys = list }
       else
-        for _, x in ipairs(order) do staged[#staged + 1] = { side = s, pass = pass, x = x, key = "~" .. got } end
+        staged[#staged + 1] = { side = s, pass = pass, order = order, lost = "~" .. got }
       end
     end
   end
@@ -154,7 +168,7 @@ end
 -- ---------------------------------------------------------------------
 -- From keys to side observations, the shape vkit.change.multi.assess reads.
 
-local function side_observation(by_pass, x, passes)
+local function side_observation(sig, by_pass, x, passes, decode)
   local first = by_pass[1][x + 1]
   if first == nil then return { state = "not-run" } end
   for pass = 2, passes do
@@ -162,14 +176,25 @@ local function side_observation(by_pass, x, passes)
     if k == nil then return { state = "not-run" } end
     if k ~= first then
       local outputs = json.array()
-      for p = 1, passes do outputs[p] = by_pass[p][x + 1] end
+      for p = 1, passes do outputs[p] = key_text(sig, by_pass[p][x + 1], decode) end
       return { state = "unstable", outputs = outputs }
     end
   end
-  local lead = first:sub(1, 1)
-  if lead == "!" then return { state = "failed", marker = first:sub(2), why = first } end
-  if lead == "~" then return { state = "failed", why = first:sub(2) } end
-  return { state = "value", value = first }
+  if first:sub(1, 1) == "~" then return { state = "failed", why = first:sub(2) } end
+  local o = decode(first)
+  if o.marker then return { state = "failed", marker = o.marker, why = "!" .. o.marker } end
+  return { state = "value", value = signature.result_text(sig, o.value) }
+end
+
+-- The key every pass of a side agrees on for input x, when it is a value
+-- (status byte 0); else nil (not run, unstable, lost, a marker).
+local function stable_value(by_pass, x, passes)
+  local first = by_pass[1][x + 1]
+  if first == nil or first:byte(1) ~= 0 then return nil end
+  for pass = 2, passes do
+    if by_pass[pass][x + 1] ~= first then return nil end
+  end
+  return first
 end
 
 -- A report's listing that keeps the first cfg.listed_inputs items and
@@ -274,44 +299,69 @@ function M.run(bound, opts)
   report.batches = { size = M.batch_size(sig), stderr_reserve_bytes = policy.stderr_reserve_bytes,
                      inputs = "indexes in the domain's enumeration (the last parameter fastest)",
                      ran = json.array(), split = json.array() }
+  local decode = records.decoder(sig)
   local keys = { base = {}, candidate = {} }
   for _, s in ipairs(SIDES) do for p = 1, passes do keys[s][p] = {} end end
   local stop = batch_run.run_batches(plan(d.size, report.batches.size), report.batches,
-    function(batch) return run_batch(runner, setup, d, batch, passes, run_id, keys) end)
+    function(batch) return run_batch(runner, setup, d, batch, passes, run_id, keys, decode) end)
 
   -- Every input judged; findings name every parameter.
   local guards = bound.difference_policy.guards
   -- auto: finite_paired's per-input runs against these batches (vkit.change.multi.isolation)
-  local isolated = isolation.check(opts.sampled, bound, function(x, s) return side_observation(keys[s], x, passes) end)
+  local isolated = isolation.check(opts.sampled, bound,
+    function(x, s) return side_observation(sig, keys[s], x, passes, decode) end)
   local function judged(x, tuple)
-    local o = isolation.mark(isolated, x,
-      { base = side_observation(keys.base, x, passes), candidate = side_observation(keys.candidate, x, passes) })
+    local o = isolation.mark(isolated, x, { base = side_observation(sig, keys.base, x, passes, decode),
+                                            candidate = side_observation(sig, keys.candidate, x, passes, decode) })
     local call = M.call_text(fn, sig, tuple)
     return o, massess.judge(c, guards, tuple, o.base, o.candidate, call), call
   end
   local violations, items, unstable, failed = {}, listing(), listing(), listing()
   local conforming, undecided, candidate_failed = 0, 0, false
+  -- both sides stable values and no isolation difference: the verdict of
+  -- the input's class (vkit.change.multi.verdicts)
+  local boxes = {}
+  for _, r in ipairs(c.requirements) do boxes[#boxes + 1] = r.box end
+  for _, g in ipairs(guards) do boxes[#boxes + 1] = g.box end
+  local verdict = verdicts.new(d, boxes)
+  local function judge_index(x)
+    local _, j = judged(x, domain.at(d, x))
+    return j
+  end
+  local function violation(x, rule, o, j)
+    violations[#violations + 1] = { input = x, rule = rule }
+    add(items, function()
+      if not j then o, j = judged(x, domain.at(d, x)) end
+      return { index = x, call = M.call_text(fn, sig, domain.at(d, x)), rule = j.rule,
+               base = massess.side_text(sig, o.base), candidate = massess.side_text(sig, o.candidate),
+               allowed = j.allowed or json.null, message = j.message }
+    end)
+  end
   for x = 0, accepted - 1 do
-    local tuple = domain.at(d, x)
-    local o, j, call = judged(x, tuple)
-    for _, s in ipairs(SIDES) do
-      if o[s].state == "unstable" then
-        add(unstable, function() return { index = x, input = call, side = s, outputs = o[s].outputs } end)
-      elseif o[s].state == "failed" and o[s].marker ~= "range" then
-        candidate_failed = candidate_failed or s == "candidate"
-        add(failed, function() return { index = x, input = call, side = s, outcome = o[s].why } end)
-      end
-    end
-    if j.verdict == "conforms" then
+    local kb, kc = stable_value(keys.base, x, passes), stable_value(keys.candidate, x, passes)
+    local j = kb and kc and not isolated.marks[x] and verdict(x, kb, kc, judge_index)
+    if j and j.verdict == "conforms" then
       conforming = conforming + 1
-    elseif j.verdict == "violation" then
-      violations[#violations + 1] = { input = x, rule = j.rule }
-      add(items, function()
-        return { index = x, call = call, rule = j.rule, base = massess.side_text(sig, o.base),
-                 candidate = massess.side_text(sig, o.candidate), allowed = j.allowed or json.null, message = j.message }
-      end)
+    elseif j and j.verdict == "violation" then
+      violation(x, j.rule)
     else
-      undecided = undecided + 1
+      local tuple = domain.at(d, x)
+      local o, jx, call = judged(x, tuple)
+      for _, s in ipairs(SIDES) do
+        if o[s].state == "unstable" then
+          add(unstable, function() return { index = x, input = call, side = s, outputs = o[s].outputs } end)
+        elseif o[s].state == "failed" and o[s].marker ~= "range" then
+          candidate_failed = candidate_failed or s == "candidate"
+          add(failed, function() return { index = x, input = call, side = s, outcome = o[s].why } end)
+        end
+      end
+      if jx.verdict == "conforms" then
+        conforming = conforming + 1
+      elseif jx.verdict == "violation" then
+        violation(x, jx.rule, o, jx)
+      else
+        undecided = undecided + 1
+      end
     end
   end
   local checked = conforming + #violations
