@@ -31,22 +31,26 @@ return {
   min_components = 2,
   max_components = 4,
   -- Every accepted input is run (exhaustive method), so the product of the
-  -- parameter sets is capped: 2^20 inputs are 16 batches per side and pass
+  -- parameter sets is capped: 2^20 inputs are 4 batches per side and pass
   -- below, a few seconds of native calls per side in each language.
   exhaustive_inputs = 1 << 20,
-  -- Inputs per driver invocation.  The longest line a driver can print is
-  -- 4 i64 inputs and 4 i64 results (168 bytes), so a batch's stdout is at
-  -- most 10.5 MiB and its stdin at most 2 MiB (4 x 8 bytes per input);
-  -- 2^20 inputs are then 16 invocations per side and pass, so two
-  -- sides and two passes fit the seed's 128-invocation budget with room for
-  -- builds and split batches.
-  batch_inputs = 1 << 16,
+  -- Inputs per driver invocation.  A driver's stdout is one fixed-width
+  -- binary record per input (vkit.change.signature_records): at most a
+  -- status byte and 4 i64 results, 33 bytes, so a batch's stdout is at
+  -- most 8.25 MiB and its stdin at most 8 MiB (4 x 8 bytes per input).
+  -- 2^20 inputs are then 4 invocations per side and pass: each launch of
+  -- a runtime costs a start and a sandbox (a tenth of a second or more for
+  -- node), so fewer, larger batches are most of what makes 2^20 inputs
+  -- take seconds, and two sides and two passes (16 invocations) leave the
+  -- seed's 128-invocation budget for builds and split batches.
+  batch_inputs = 1 << 18,
   -- Combined stdout+stderr kept per driver invocation of this profile (the
-  -- seed's 64 KiB, policies/limits.lua paired.output_cap, cannot hold 2^16
-  -- lines).  A full batch of the longest lines is 2^16 x 168 bytes =
-  -- 10.5 MiB; 12 MiB holds it and the stderr reserve below, so a batch
-  -- only splits when the candidate itself writes.  The method keeps the
-  -- seed's invocation budget and deadline (policies/limits.lua paired).
+  -- seed's 64 KiB, policies/limits.lua paired.output_cap, cannot hold a
+  -- batch).  A full batch of the widest records is 2^18 x 33 bytes plus a
+  -- 68-byte trailer, 8.25 MiB; 12 MiB holds it and the stderr reserve
+  -- below, so a batch only splits when the candidate itself writes.  The
+  -- method keeps the seed's invocation budget and deadline
+  -- (policies/limits.lua paired).
   output_cap = 12 * 1024 * 1024,
   -- Of each invocation's output cap, left for stderr (the candidate's own
   -- writes and the driver's cause lines): the seed's reserve

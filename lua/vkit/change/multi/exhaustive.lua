@@ -23,8 +23,14 @@
 -- is run and nothing is certified); batch_inputs inputs per invocation,
 -- fewer when the longest line times the batch would pass the profile's
 -- own output_cap less its stderr reserve; the seed's invocation budget and
--- deadline (policies/limits.lua paired).  2^20 inputs are 16 batches, so
--- two sides and two passes are 64 invocations plus two builds.
+-- deadline (policies/limits.lua paired).  2^20 inputs are 4 batches, so
+-- two sides and two passes are 16 invocations plus two builds.
+--
+-- Cost at 2^20 inputs: a driver's stdout is binary records, kept as one
+-- string per input (vkit.change.signature_records) and compared as
+-- strings; stdin records are made per parameter value, not per input
+-- (vkit.change.multi.stdin); and each class of inputs (the boxes holding
+-- it, the two results) is judged once (vkit.change.multi.verdicts).
 --
 -- Admission: each side's source is admitted by its language's pure
 -- profile with the signature option (vkit.change.admission, {signature =
@@ -49,6 +55,7 @@ local signature_drivers = require "vkit.change.signature_drivers"
 local records = require "vkit.change.signature_records"
 local massess = require "vkit.change.multi.assess"
 local verdicts = require "vkit.change.multi.verdicts"
+local stdin = require "vkit.change.multi.stdin"
 local mcontract = require "vkit.change.multi.contract"
 local isolation = require "vkit.change.multi.isolation"
 local batch_drivers = require "vkit.change.batch_drivers"
@@ -71,7 +78,8 @@ local SIDES = sides_mod.SIDES
 function M.runner_identity()
   return { runner = "vkit-exhaustive-multi", vkit_version = boot.version,
            vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
-           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/legal", "admission",
+           code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/legal", "multi/verdicts",
+                                            "multi/stdin", "signature_records", "admission",
                                             "signature_drivers", "signature", "domain", "batch_run", "batches", "runner", "sides",
                                             "toolchain", "artifacts" } }
 end
@@ -121,23 +129,30 @@ end
 -- Returns nil when it ran, "split" when an output reached the cap, or the
 -- reason to stop.  A key is a driver's result record as bytes
 -- (vkit.change.signature_records): equal results are equal strings.
-local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode)
+local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode, record)
   local sig, first = d.sig, batch.inputs[1]
-  local tuples = {}
-  for i, x in ipairs(batch.inputs) do tuples[i] = domain.at(d, x) end
+  local recs = {}
+  for i, x in ipairs(batch.inputs) do recs[i] = record(x) end
   -- {side, pass, order, keys (a list in `order`) | lost (why)} per launch
   local staged = {}
   local function commit()
     for _, st in ipairs(staged) do
-      local into = keys[st.side][st.pass]
-      for i, x in ipairs(st.order) do into[x + 1] = st.keys and st.keys[i] or st.lost end
+      local into, list = keys[st.side][st.pass], st.keys
+      if list and st.pass == 1 then
+        -- pass 1 is ascending, and a batch is consecutive indexes (plan, halves)
+        table.move(list, 1, #list, first + 1, into)
+      elseif list then
+        for i, x in ipairs(st.order) do into[x + 1] = list[i] end
+      else
+        for _, x in ipairs(st.order) do into[x + 1] = st.lost end
+      end
     end
   end
   for pass = 1, passes do
     local order = batches.order(batch.inputs, run_id, batch.index, pass)
     local ordered = {}
-    for i, x in ipairs(order) do ordered[i] = tuples[x - first + 1] end
-    local bytes = signature_drivers.encode_inputs(sig, ordered)
+    for i, x in ipairs(order) do ordered[i] = recs[x - first + 1] end
+    local bytes = table.concat(ordered)
     for _, s in ipairs(SIDES) do
       local kind, got = batch_run.launch(runner, setup, s, batch, pass, bytes, commit)
       if kind == "stop" then return got end
@@ -299,11 +314,11 @@ function M.run(bound, opts)
   report.batches = { size = M.batch_size(sig), stderr_reserve_bytes = policy.stderr_reserve_bytes,
                      inputs = "indexes in the domain's enumeration (the last parameter fastest)",
                      ran = json.array(), split = json.array() }
-  local decode = records.decoder(sig)
+  local decode, record = records.decoder(sig), stdin.new(d)
   local keys = { base = {}, candidate = {} }
   for _, s in ipairs(SIDES) do for p = 1, passes do keys[s][p] = {} end end
   local stop = batch_run.run_batches(plan(d.size, report.batches.size), report.batches,
-    function(batch) return run_batch(runner, setup, d, batch, passes, run_id, keys, decode) end)
+    function(batch) return run_batch(runner, setup, d, batch, passes, run_id, keys, decode, record) end)
 
   -- Every input judged; findings name every parameter.
   local guards = bound.difference_policy.guards
