@@ -10,6 +10,7 @@ local t = require "tests.support.run"
 local signature = require "vkit.change.signature"
 local domain = require "vkit.change.domain"
 local sd = require "vkit.change.signature_drivers"
+local records = require "vkit.change.signature_records"
 
 local function tool(name)
   return io.popen("command -v " .. name .. " 2>/dev/null"):read "l"
@@ -78,47 +79,59 @@ describe("the multi-parameter driver protocol", function()
     assert.has_error(function() sd.encode_inputs(sig, { { 1, 1, 1 } }) end)
   end)
 
-  it("bounds a line by the longest texts: input, a space, result or marker, a newline", function()
-    -- "-2147483648,false,18446744073709551615 false,4294967295\n"
-    assert.equal(11 + 1 + 5 + 1 + 20 + 1 + 5 + 1 + 10 + 1, sd.line_bound(sig))
+  it("bounds a record: a status byte and each result component in its width", function()
+    assert.equal(1 + 1 + 4, sd.line_bound(sig))
     local widest = sig_of({ "a:i64", "b:i64", "c:i64", "d:i64" }, { "i64", "i64", "i64", "i64" })
-    assert.equal(168, sd.line_bound(widest))  -- policies/signatures.lua batch_inputs' reason
-    assert.equal(10.5 * 1024 * 1024, sd.line_bound(widest) * sd.batch_inputs)
-    assert.equal(1 << 16, sd.batch_inputs)
+    assert.equal(33, sd.line_bound(widest))  -- policies/signatures.lua batch_inputs' reason
+    assert.equal(1 << 18, sd.batch_inputs)
+    -- a full batch of the widest records and its trailer fit the output cap less the stderr reserve
+    local p = require("vkit.policy").signatures
+    assert.is_true(records.output_bytes(widest, sd.batch_inputs) <= p.output_cap - p.stderr_reserve_bytes)
+    assert.equal(33 * (1 << 18) + 4 + 2 * 32, records.output_bytes(widest, sd.batch_inputs))
     local tiny = sig_of({ "a:u8" }, "bool")
-    assert.equal(3 + 1 + 6 + 1, sd.line_bound(tiny))
+    assert.equal(2, sd.line_bound(tiny))
   end)
 
-  it("reads one line per input in order: a result or a marker", function()
+  -- A driver's stdout written by hand: records then the trailer (count,
+  -- first and last input as given).
+  local function output(recs, inputs, count)
+    local first, last = sd.encode_inputs(sig, { inputs[1] }), sd.encode_inputs(sig, { inputs[#inputs] })
+    return table.concat(recs) .. string.pack("<I4", count or #inputs) .. first .. last
+  end
+  local function value(ok, n) return string.pack("<BBI4", 0, ok and 1 or 0, n) end
+  local RAISE, RANGE = "\1" .. ("\0"):rep(5), "\2" .. ("\0"):rep(5)
+
+  it("reads one record per input in order: a result or a marker", function()
     local inputs = { { -1, true, -1 }, { 5, false, 0 }, { 0, false, 9 } }
-    local got = assert(sd.parse(sig, "-1,true,18446744073709551615 true,4294967295\n5,false,0 !raise\n0,false,9 !range\n",
-      inputs))
+    local got = assert(sd.parse(sig, output({ value(true, 4294967295), RAISE, RANGE }, inputs), inputs))
     assert.same({ { value = { true, 4294967295 } }, { marker = "raise" }, { marker = "range" } }, got)
     local one = sig_of({ "year:u16" }, "bool")
-    assert.same({ { value = false } }, assert(sd.parse(one, "65535 false\n", { { 65535 } })))
+    assert.same({ { value = false } },
+      assert(sd.parse(one, "\0\0" .. string.pack("<I4", 1) .. "\255\255\255\255", { { 65535 } })))
   end)
 
-  it("refuses missing, extra, reordered and malformed lines, by name", function()
-    local inputs = { { 1, true, 2 } }
-    local function refused(out, code, ins)
-      local ok, why, got = sd.parse(sig, out, ins or inputs)
+  it("refuses truncated, extra, miscounted, other-input and malformed output, by name", function()
+    local inputs = { { 1, true, 2 }, { 3, false, 4 } }
+    local good = { value(true, 1), value(false, 7) }
+    local function refused(out, code)
+      local ok, why, got = sd.parse(sig, out, inputs)
       assert.is_nil(ok, out)
       assert.is_string(why)
-      assert.equal(code, got, out)
+      assert.equal(code, got, why)
     end
-    refused("1,true,2 true,1", "no-newline")
-    refused("1,true,2 true,1\n1,true,2 true,1\n", "extra-line")
-    refused("1,true,3 true,1\n", "wrong-input")
-    refused("1,1,2 true,1\n", "wrong-input")
-    refused("debug\n1,true,2 true,1\n", "wrong-input")
-    refused("1,true,2  true,1\n", "wrong-input")
-    refused("1,true,2 true\n", "malformed")
-    refused("1,true,2 true,1,1\n", "malformed")
-    refused("1,true,2 true,01\n", "malformed")
-    refused("1,true,2 1,1\n", "malformed")
-    refused("1,true,2 true,4294967296\n", "malformed")
-    refused("1,true,2 !crash\n", "malformed")
-    refused("1,true,2 true,1\n", "missing-lines", { { 1, true, 2 }, { 2, true, 2 } })
+    assert.is_table(sd.parse(sig, output(good, inputs), inputs))
+    refused("", "truncated")
+    refused(output({ good[1] }, inputs, 1), "truncated")                    -- a record short
+    refused(output(good, inputs):sub(1, -2), "truncated")                   -- a byte short
+    refused(output({ good[1], good[2], good[2] }, inputs, 3), "extra-bytes") -- a record more
+    refused(output(good, inputs) .. "\n", "extra-bytes")
+    refused("debug\n" .. output(good, inputs), "extra-bytes")               -- a candidate's own print
+    refused(output(good, inputs, 3), "wrong-count")
+    refused(output(good, { { 1, true, 2 }, { 3, false, 5 } }), "wrong-input")  -- decoded another last input
+    refused(output(good, { { 9, true, 2 }, { 3, false, 4 } }), "wrong-input")
+    refused(output({ good[1], "\3" .. ("\0"):rep(5) }, inputs), "malformed")  -- no such status
+    refused(output({ good[1], string.pack("<BBI4", 0, 2, 1) }, inputs), "malformed")  -- a bool of 2
+    refused(output({ good[1], "\1\0\0\0\0\1" }, inputs), "malformed")    -- a marker with result bytes
   end)
 
   it("refuses a path or a function name that is not plain", function()
@@ -204,6 +217,20 @@ describe("multi-parameter drivers, run for real", function()
     end)
   end
 
+  it("write the same bytes in every language: a record per input, then the count and the first and last inputs", function()
+    local sig = sig_of({ "a:u8", "flag:bool" }, { "i16", "bool" })
+    local src = { rust = "pub fn f(a: u8, flag: bool) -> (i16, bool) { if a == 9 { panic!(\"nine\") } (-(a as i16), !flag) }\n",
+                  python = "def f(a, flag):\n    if a == 9:\n        raise ValueError('nine')\n    return (-a, not flag)\n",
+                  typescript = "exports.f = (a, flag) => { if (a === 9) throw new Error('nine'); return [-a, !flag]; };\n" }
+    local inputs = { { 3, true }, { 9, false }, { 255, false } }
+    local want = "\0\253\255\0" .. "\1\0\0\0" .. "\0\1\255\1" .. "\3\0\0\0" .. "\3\1" .. "\255\0"
+    each_language(function(language)
+      local code, out = build(dir, language, sig, src[language], "f")(inputs)
+      assert.equal(0, code, language)
+      assert.equal(want, out, language)
+    end)
+  end)
+
   it("refuse a bad encoding with exit 3 before the candidate is loaded", function()
     local sig = sig_of({ "a:u8", "flag:bool" }, "u8")
     local src = { rust = "pub fn f(a: u8, flag: bool) -> u8 { if flag { a } else { 0 } }\n",
@@ -269,7 +296,7 @@ describe("multi-parameter drivers, run for real", function()
     assert.equal(0, code)
     local ok, _, why = sd.parse(sig, out, inputs)
     assert.is_nil(ok)
-    assert.equal("wrong-input", why)  -- its look-alike line takes input 1's place; the driver's own is then out of order
+    assert.equal("extra-bytes", why)  -- its look-alike line is bytes beyond the records and trailer
   end)
 
   it("a missing function is !raise for every input, named once", function()

@@ -17,11 +17,11 @@
 --            inputs it was given (a text line used to echo each input).
 --
 -- Anything else is a named protocol failure, never an observation:
--- `truncated` (fewer bytes than one trailer, or not whole records),
--- `wrong-count` (the trailer's count is not the number of records, or the
--- records are not one per input), `wrong-input` (the echoed inputs are not
--- the first and last given), `malformed` (a status byte, a bool, or a
--- marker's bytes outside the format).
+-- `truncated` / `extra-bytes` (fewer / more bytes than one record per
+-- input given and the trailer), `wrong-count` (the trailer counts another
+-- number of records), `wrong-input` (the echoed inputs are not the first
+-- and last given), `malformed` (a status byte, a bool, or a marker's
+-- bytes outside the format).
 local signature = require "vkit.change.signature"
 
 local M = {}
@@ -49,16 +49,17 @@ end
 local function fail(code, fmt, ...) return nil, fmt:format(...), code end
 
 --- Checks a stdout's frame against the stdin `input` (n records, in
---  order): true, or nil, message, code (see above).
+--  order): true, or nil, message, code (see above).  The length is checked
+--  first, against the n inputs given, never against what the stdout says.
 function M.check_frame(sig, stdout, input)
   local r, w = M.input_bytes(sig), M.result_bytes(sig)
-  local n, body = #input // r, #stdout - 4 - 2 * r
-  if body < 0 or body % w ~= 0 then
-    return fail("truncated", "%d bytes are not whole %d-byte records and a %d-byte trailer", #stdout, w, 4 + 2 * r)
-  end
+  local n = #input // r
+  local want = M.output_bytes(sig, n)
+  if #stdout < want then return fail("truncated", "%d bytes where %d inputs need %d", #stdout, n, want) end
+  if #stdout > want then return fail("extra-bytes", "%d bytes where %d inputs need %d", #stdout, n, want) end
+  local body = n * w
   local count = string.unpack("<I4", stdout, body + 1)
-  if count ~= body // w then return fail("wrong-count", "the trailer counts %d records, the output has %d", count, body // w) end
-  if count ~= n then return fail("wrong-count", "%d records for %d inputs", count, n) end
+  if count ~= n then return fail("wrong-count", "the trailer counts %d records for %d inputs", count, n) end
   if stdout:sub(body + 5, body + 4 + r) ~= input:sub(1, r) or stdout:sub(body + 5 + r) ~= input:sub(-r) then
     return fail("wrong-input", "the driver echoed inputs other than the first and last given")
   end
