@@ -9,18 +9,16 @@ local sd = require "vkit.change.signature_drivers"
 local stdin = require "vkit.change.multi.stdin"
 local verdicts = require "vkit.change.multi.verdicts"
 
+-- {{"x", "i32"}, ...} -> a checked signature
 local function sig_of(params, returns)
-  local p = {}
-  for i, spec in ipairs(params) do
-    local name, ty = spec:match "^(%w+):(%w+)$"
-    p[i] = { name = name, type = ty }
-  end
-  return assert(signature.parse { params = p, returns = returns })
+  local list = {}
+  for i, p in ipairs(params) do list[i] = { name = p[1], type = p[2] } end
+  return assert(signature.parse { params = list, returns = returns })
 end
 
 describe("stdin records by domain index", function()
   it("are encode_inputs' bytes for every input, across ranges, bools and 64-bit values", function()
-    local sig = sig_of({ "a:i8", "flag:bool", "n:u64" }, "u8")
+    local sig = sig_of({ { "a", "i8" }, { "flag", "bool" }, { "n", "u64" } }, "u8")
     local d = assert(domain.parse(sig, "a=-128..-126|0|100..101,flag=*,n=0..2|18446744073709551614..18446744073709551615"))
     local record = stdin.new(d)
     for x = 0, d.size - 1 do
@@ -34,7 +32,7 @@ describe("stdin records by domain index", function()
 end)
 
 describe("verdicts per class of inputs", function()
-  local sig = sig_of({ "x:u8", "y:u8" }, "u8")
+  local sig = sig_of({ { "x", "u8" }, { "y", "u8" } }, "u8")
   local d = assert(domain.parse(sig, "x=0..9,y=0..9"))
   local box = assert(domain.parse_box(sig, "x=2..3,y=5"))
   local other = assert(domain.parse_box(sig, "y=0..1"))
