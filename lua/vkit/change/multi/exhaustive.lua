@@ -201,15 +201,22 @@ local function side_observation(sig, by_pass, x, passes, decode)
   return { state = "value", value = signature.result_text(sig, o.value) }
 end
 
--- The key every pass of a side agrees on for input x, when it is a value
--- (status byte 0); else nil (not run, unstable, lost, a marker).
-local function stable_value(by_pass, x, passes)
+-- The key every pass of a side agrees on for input x; nil when an input
+-- was not run or its passes differ.
+local function stable_key(by_pass, x, passes)
   local first = by_pass[1][x + 1]
-  if first == nil or first:byte(1) ~= 0 then return nil end
+  if first == nil then return nil end
   for pass = 2, passes do
     if by_pass[pass][x + 1] ~= first then return nil end
   end
   return first
+end
+
+-- Whether a stable key is a failure the report lists: a lost process ("~")
+-- or a raise (status byte 1); a `range` is judged, not listed.
+local function listed_failure(key)
+  local lead = key:byte(1)
+  return lead == 126 or lead == 1
 end
 
 -- A report's listing that keeps the first cfg.listed_inputs items and
@@ -333,8 +340,8 @@ function M.run(bound, opts)
   end
   local violations, items, unstable, failed = {}, listing(), listing(), listing()
   local conforming, undecided, candidate_failed = 0, 0, false
-  -- both sides stable values and no isolation difference: the verdict of
-  -- the input's class (vkit.change.multi.verdicts)
+  -- both sides stable and no isolation difference: the verdict of the
+  -- input's class (vkit.change.multi.verdicts)
   local boxes = {}
   for _, r in ipairs(c.requirements) do boxes[#boxes + 1] = r.box end
   for _, g in ipairs(guards) do boxes[#boxes + 1] = g.box end
@@ -352,13 +359,26 @@ function M.run(bound, opts)
                allowed = j.allowed or json.null, message = j.message }
     end)
   end
+  local function fail_item(x, s)
+    candidate_failed = candidate_failed or s == "candidate"
+    add(failed, function()
+      local o, _, call = judged(x, domain.at(d, x))
+      return { index = x, input = call, side = s, outcome = o[s].why }
+    end)
+  end
   for x = 0, accepted - 1 do
-    local kb, kc = stable_value(keys.base, x, passes), stable_value(keys.candidate, x, passes)
-    local j = kb and kc and not isolated.marks[x] and verdict(x, kb, kc, judge_index)
-    if j and j.verdict == "conforms" then
-      conforming = conforming + 1
-    elseif j and j.verdict == "violation" then
-      violation(x, j.rule)
+    local kb, kc = stable_key(keys.base, x, passes), stable_key(keys.candidate, x, passes)
+    if kb and kc and not isolated.marks[x] then
+      local j = verdict(x, kb, kc, judge_index)
+      if listed_failure(kb) then fail_item(x, "base") end
+      if listed_failure(kc) then fail_item(x, "candidate") end
+      if j.verdict == "conforms" then
+        conforming = conforming + 1
+      elseif j.verdict == "violation" then
+        violation(x, j.rule)
+      else
+        undecided = undecided + 1
+      end
     else
       local tuple = domain.at(d, x)
       local o, jx, call = judged(x, tuple)
@@ -366,8 +386,7 @@ function M.run(bound, opts)
         if o[s].state == "unstable" then
           add(unstable, function() return { index = x, input = call, side = s, outputs = o[s].outputs } end)
         elseif o[s].state == "failed" and o[s].marker ~= "range" then
-          candidate_failed = candidate_failed or s == "candidate"
-          add(failed, function() return { index = x, input = call, side = s, outcome = o[s].why } end)
+          fail_item(x, s)
         end
       end
       if jx.verdict == "conforms" then

@@ -4,10 +4,11 @@
 -- vkit.change.multi.assess judges one input from the requirement boxes and
 -- guard boxes that contain it and the two sides' results; nothing else of
 -- the input enters its verdict and rule (only its message names the
--- input).  So with both sides returning values, inputs that lie in the
--- same boxes and got the same pair of results get the same verdict: it is
--- judged for the first of them and reused, which turns 2^20 judgements
--- (box tests, set intersections, text) into a few table lookups each.
+-- input).  So with both sides stable, inputs that lie in the same boxes
+-- and got the same pair of outcomes (results, markers, a lost process)
+-- get the same verdict: it is judged for the first of them and reused,
+-- which turns 2^20 judgements (box tests, set intersections, text) into a
+-- few table lookups each.
 --
 -- Box membership of an input is the AND of per-parameter bitmasks: for
 -- each parameter, a mask per value of its accepted set (one bit per box
