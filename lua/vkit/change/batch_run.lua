@@ -52,10 +52,10 @@ function M.launch(runner, setup, side, batch, pass, bytes, commit)
   return "lost", ("process %s %s"):format(st, tostring(result.code or result.signal or ""))
 end
 
---- Records that a batch's output is not one line per input (a problem).
+--- Records that a batch's output is not one answer per input (a problem).
 function M.protocol(runner, side, batch, problem)
   runner:problem("infrastructure_failure", "protocol",
-    ("the %s batch driver's output for batch %s is not one line per input: %s"):format(side, batch.index, problem))
+    ("the %s batch driver's output for batch %s is not one answer per input: %s"):format(side, batch.index, problem))
   return "protocol"
 end
 

@@ -5,8 +5,11 @@
 --     "input": "fixed-le", "output": "tuple-text-line" }
 --
 -- fixed-le: each input one record of its parameters, little-endian in their
--- types' widths (a bool one byte 0 or 1); tuple-text-line: one line per
--- input, its canonical tuple text and the result's (vkit.change.signature_drivers).
+-- types' widths (a bool one byte 0 or 1); tuple-text-line: a result is
+-- known by its canonical tuple text (vkit.change.signature).  The name is
+-- kept from when drivers printed a text line per input (it is in every
+-- intent digest of this profile); their stdout is now fixed-width records
+-- (vkit.change.signature_records), decoded to those texts.
 -- The seed's codec ({"schema_version":1,"input":"u32-le",...}) stays
 -- vkit.change.artifacts'; a codec of schema_version 2 is parsed here.
 --
