@@ -292,3 +292,16 @@ describe("the one command (vkit change certify --base --candidate)", function()
     assert.truthy(r.stdout:find(COVERAGE, 1, true))
   end)
 end)
+
+describe("a candidate that writes to stdout", function()
+  it("breaks the drivers' records: a named protocol failure, never an observation", function()
+    local p = clamp_project("python")
+    finally(function() intents.finish(p) end)
+    local summary = p.certify("print('clamp 3')\n" .. SOURCES.python.base)
+    assert.equal("infrastructure_failure", summary.outcome)
+    local m = summary.methods[1]
+    assert.same({ "exhaustive", "infrastructure_failure", "protocol" }, { m.method, m.result, m.reason })
+    assert.matches("the candidate batch driver's output for batch 1 is not one answer per input: %d+ bytes where "
+      .. "44541 inputs need %d+", m.message)
+  end)
+end)
