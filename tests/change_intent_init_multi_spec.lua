@@ -66,7 +66,7 @@ describe("vkit change intent init for a function of several parameters", functio
       assert.same({ "-50..50" }, c.observations)
       assert.same({ { inputs = { x = "0..9", lo = "0", hi = "10" }, outputs = { "0..9" } } }, c.requirements)
       local codec = json.decode(vkit.fs.read(project .. "/verification/clamp/codec.json"))
-      assert.same({ schema_version = 2, signature = c.signature, input = "fixed-le", output = "tuple-text-line" }, codec)
+      assert.same({ schema_version = 2, signature = c.signature, input = "fixed-le", output = "fixed-le-records" }, codec)
 
       sh(project, "git add verification && " .. GIT .. " commit -q -m propose")
       t.write(project .. "/" .. out.accepted_list.path, out.accepted_list.bytes)

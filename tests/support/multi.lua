@@ -51,7 +51,7 @@ end
 
 --- The codec artifact's bytes for a signature.
 function M.codec(sig)
-  return json.encode { schema_version = 2, signature = sig, input = "fixed-le", output = "tuple-text-line" } .. "\n"
+  return json.encode { schema_version = 2, signature = sig, input = "fixed-le", output = "fixed-le-records" } .. "\n"
 end
 
 local function requirements_json(list)

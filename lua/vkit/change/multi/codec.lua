@@ -2,14 +2,13 @@
 --
 --   { "schema_version": 2,
 --     "signature": { "params": [ { "name": "x", "type": "i32" }, ... ], "returns": "i32" | [ ... ] },
---     "input": "fixed-le", "output": "tuple-text-line" }
+--     "input": "fixed-le", "output": "fixed-le-records" }
 --
 -- fixed-le: each input one record of its parameters, little-endian in their
--- types' widths (a bool one byte 0 or 1); tuple-text-line: a result is
--- known by its canonical tuple text (vkit.change.signature).  The name is
--- kept from when drivers printed a text line per input (it is in every
--- intent digest of this profile); their stdout is now fixed-width records
--- (vkit.change.signature_records), decoded to those texts.
+-- types' widths (a bool one byte 0 or 1); fixed-le-records: each answer one
+-- fixed-width record, a status byte and the result in its types' widths,
+-- then a trailer (vkit.change.signature_records), decoded to the result's
+-- canonical tuple text (vkit.change.signature).
 -- The seed's codec ({"schema_version":1,"input":"u32-le",...}) stays
 -- vkit.change.artifacts'; a codec of schema_version 2 is parsed here.
 --
@@ -26,13 +25,13 @@ M.schema = S.object {
   schema_version = S.const(2),
   signature = S.any_object,
   input = S.const "fixed-le",
-  output = S.const "tuple-text-line",
+  output = S.const "fixed-le-records",
 }
 
 --- The codec document of a signature's JSON form (what intent init and
 --  vkit.change.codec(signature) write).
 function M.document(signature_json)
-  return { schema_version = 2, signature = signature_json, input = "fixed-le", output = "tuple-text-line" }
+  return { schema_version = 2, signature = signature_json, input = "fixed-le", output = "fixed-le-records" }
 end
 
 --- Checks a decoded codec of schema_version 2: the document, or nil,
