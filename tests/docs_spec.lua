@@ -128,14 +128,20 @@ describe("the README", function()
     end
   end)
 
-  it("says what exit 0 means and the scope: one u32 -> u32 function, three languages, the domain limit", function()
+  it("says what exit 0 means and the scope: both profiles, three languages, each domain limit", function()
     assert.matches("\n### What exit 0 means\n", before_setup, 1, true)
     local scope = assert(before_setup:match "\n### Scope[^\n]*\n(.-)\n#", "a Scope section before Set-up")
-    assert.matches("`u32` to one `u32`", scope, 1, true)
+    scope = scope:gsub("%*", ""):gsub("%s+", " ")
+    assert.matches("one `u32` in, one `u32` out", scope, 1, true)
     assert.matches("Rust, Python or TypeScript", scope, 1, true)
     local limit = tostring(vkit.policies.limits.relational.max_domain):reverse():gsub("(%d%d%d)", "%1,")
       :reverse():gsub("^,", "")
-    assert.matches("at\nmost " .. limit .. " accepted inputs", scope:gsub("%*", ""), 1, true)
+    assert.matches("at most " .. limit .. " accepted inputs", scope, 1, true)
+    local signatures = vkit.policies.signatures
+    assert.matches(("1 to %d parameters"):format(signatures.max_params), scope, 1, true)
+    local exponent = math.floor(math.log(signatures.exhaustive_inputs, 2) + 0.5)
+    assert.equal(1 << exponent, signatures.exhaustive_inputs)
+    assert.matches(("at most 2^%d accepted inputs"):format(exponent), scope, 1, true)
   end)
 
   it("spells VAC out as docs/vac.md does", function()
