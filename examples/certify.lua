@@ -185,7 +185,7 @@ local function demo(opts)
   say("Sampling alone (finite_paired) reports the one_input candidates as conforming on the inputs it ran;")
   say("only the exhaustive method, which runs every accepted input, finds input 1337. Exit 0 needs that,")
   say("a candidate inside its language's pure-function profile, and every process in its own sandbox.")
-  say("clamp(x, lo, hi) takes three i32 parameters: exhaustive (auto runs it alone) runs all 44,541 inputs and")
+  say("clamp(x, lo, hi) takes three i32 parameters: auto samples a few, then exhaustive runs all 44,541 inputs and")
   say("names every parameter of the one input the clamp one_input candidates get wrong, clamp(x=7, lo=3, hi=-2).")
   return ok and 0 or 1
 end

@@ -98,7 +98,7 @@ describe("make install", function()
       for _, variant in ipairs { "conforming", "violating", "one_input" } do
         assert.matches("\n" .. language .. "/" .. variant .. " +%S+ +as expected", out)
         -- and the multi-parameter demo (issue 34): clamp(x, lo, hi), every one of 44,541 inputs
-        assert.matches("\nclamp " .. language .. "/" .. variant .. " +%S+ +as expected +exhaustive %S+ %(44541 of 44541%)",
+        assert.matches("\nclamp " .. language .. "/" .. variant .. " +%S+ +as expected [^\n]*exhaustive %S+ %(44541 of 44541%)",
           out)
       end
     end

@@ -2,7 +2,7 @@
 -- repository layout as examples/demo/build.lua (whose build_suite builds
 -- it), for clamp(x, lo, hi) over i32 with x in -50..50 and lo, hi in
 -- -10..10: 101 x 21 x 21 = 44,541 inputs, every one run by the exhaustive
--- method (auto runs it alone for this profile).  Per language a conforming
+-- method (auto samples a few with finite_paired first).  Per language a conforming
 -- refactor, a planted violation (min and max swapped: wrong wherever
 -- lo > hi, grouped into boxes) and a bug at one input (7, 3, -2) that a
 -- sample of a few dozen inputs would almost surely miss.  Sources:
