@@ -73,9 +73,13 @@ for _, language in ipairs { "python", "typescript", "rust" } do
 end
 
 describe("a candidate whose answers depend on the order of calls", function()
-  -- its fifth call is off by one: a different input in each pass's order
-  local ORDERED = "seen = []\ndef clamp(x, lo, hi):\n    seen.append(x)\n"
-    .. "    return max(lo, min(x, hi)) + (1 if len(seen) == 5 else 0)\n"
+  -- its fifth call is off by one: a different input in each pass's order.
+  -- Outside the pure profile it runs in fresh-module-per-input mode, which
+  -- executes its module anew per input but does not reset state kept in
+  -- another module (here sys): such state still moves answers between
+  -- passes (batch_drivers.SEMANTICS names what is not reset)
+  local ORDERED = "import sys\ndef clamp(x, lo, hi):\n    sys.seen = getattr(sys, 'seen', 0) + 1\n"
+    .. "    return max(lo, min(x, hi)) + (1 if sys.seen == 5 else 0)\n"
 
   it("leaves those inputs unstable: unknown, never a pass, even trusted", function()
     local p = clamp_project("python")
@@ -85,6 +89,7 @@ describe("a candidate whose answers depend on the order of calls", function()
     assert.equal("unknown", summary.outcome)
     assert.equal("unstable", multi.method(summary, "exhaustive").reason)
     local report = multi.report(p, summary)
+    assert.equal("fresh-module-per-input", report.semantics.candidate.mode)
     -- the ascending pass's fifth input, and the permuted pass's (the run id's order: almost surely another)
     local named = {}
     for _, u in ipairs(report.unstable.items) do named[u.input] = true end
@@ -95,10 +100,15 @@ describe("a candidate whose answers depend on the order of calls", function()
 end)
 
 describe("a conforming candidate outside the pure profile", function()
-  -- a module global: state the profile excludes, observed in batch mode here
-  local STATEFUL = "calls = []\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"
+  -- a module global, state the profile excludes: every call after the
+  -- first is off by one, so in batch mode every input but a batch's first
+  -- would differ; in fresh mode (a fresh module per input) every input is
+  -- a first call, as in real use, and conforms
+  local STATEFUL = "calls = []\ndef clamp(x, lo, hi):\n    calls.append(x)\n"
+    .. "    return max(lo, min(x, hi)) + (len(calls) - 1)\n"
 
-  it("is unadmitted_conform (exit 8), all_inputs_conform_trusted (exit 0) only with --trust-candidate-code", function()
+  it("is observed in fresh mode: unadmitted_conform (exit 8), all_inputs_conform_trusted (exit 0) only with "
+    .. "--trust-candidate-code", function()
     local p = clamp_project("python")
     finally(function() intents.finish(p) end)
     local summary, r = p.certify(STATEFUL)
@@ -107,13 +117,46 @@ describe("a conforming candidate outside the pure profile", function()
     assert.equal(COVERAGE, summary.coverage.statement)
     assert.is_false(summary.candidate_admission.admitted)
     local said = table.concat(summary.not_established, "\n")
-    assert.truthy(said:find("exhaustive: every input of a batch ran in one process (batch mode", 1, true))
+    assert.falsy(said:find("batch mode", 1, true))
+    local report = multi.report(p, summary)
+    local batch_drivers = require "vkit.change.batch_drivers"
+    assert.same({ mode = "fresh-module-per-input", meaning = batch_drivers.SEMANTICS["fresh-module-per-input"] },
+      report.semantics.candidate)
+    assert.same({ mode = "batch", meaning = batch_drivers.SEMANTICS.batch }, report.semantics.base)
+    assert.equal(44541, report.inputs_conforming)
     summary, r = p.certify(STATEFUL, { "--trust-candidate-code" })
     assert.equal(0, r.code)
     assert.equal("all_inputs_conform_trusted", summary.outcome)
     assert.matches("trust%-candidate%-code", table.concat(summary.not_established, "\n"))
   end)
 end)
+
+-- The same in Rust (a static counter, fork-per-input: one process per
+-- input forked after the inputs are read) and TypeScript (a module-level
+-- counter, fresh-context-per-input: the compiled module evaluated afresh
+-- in a new V8 context per input), inside the sandbox.
+for language, source in pairs {
+  rust = "use std::sync::atomic::{AtomicI32, Ordering};\nstatic CALLS: AtomicI32 = AtomicI32::new(0);\n"
+    .. "pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {\n    let n = CALLS.fetch_add(1, Ordering::SeqCst);\n"
+    .. "    lo.max(x.min(hi)) + n\n}\n",
+  typescript = "let calls = 0;\nexport function clamp(x: number, lo: number, hi: number): number {\n"
+    .. "  calls++;\n  return Math.max(lo, Math.min(x, hi)) + calls - 1;\n}\n",
+} do
+  describe("a stateful conforming " .. language .. " candidate outside the pure profile", function()
+    it("is observed in its fresh mode, every input a first call: unadmitted_conform (exit 8)", function()
+      local p = clamp_project(language)
+      finally(function() intents.finish(p) end)
+      local summary, r = p.certify(source)
+      assert.equal(8, r.code)
+      assert.equal("unadmitted_conform", summary.outcome)
+      assert.equal(COVERAGE, summary.coverage.statement)
+      local report = multi.report(p, summary)
+      local mode = require("vkit.change.batch_drivers").mode(language, false)
+      assert.equal(mode, report.semantics.candidate.mode)
+      assert.equal(44541, report.inputs_conforming)
+    end)
+  end)
+end
 
 -- Attack (issue 34 review): the drivers call by position with the
 -- contract's values, whatever the source declares.  A candidate declaring

@@ -28,10 +28,10 @@ local function sig_of(params, returns)
 end
 
 -- A built driver for one side: run(inputs or raw stdin bytes) -> code, stdout, stderr.
-local function build(dir, language, sig, source, fn, tag)
+local function build(dir, language, sig, source, fn, tag, mode)
   local module = ("%s/%s_%s.%s"):format(dir, tag or "cand", fn, EXT[language])
   t.write(module, source)
-  local name, text = sd.driver(language, sig, module, fn)
+  local name, text = sd.driver(language, sig, module, fn, mode)
   local driver = ("%s/%s_%s_%s"):format(dir, tag or "cand", fn, name)
   t.write(driver, text)
   local argv
@@ -129,7 +129,10 @@ describe("the multi-parameter driver protocol", function()
     refused(output(good, inputs, 3), "wrong-count")
     refused(output(good, { { 1, true, 2 }, { 3, false, 5 } }), "wrong-input")  -- decoded another last input
     refused(output(good, { { 9, true, 2 }, { 3, false, 4 } }), "wrong-input")
-    refused(output({ good[1], "\3" .. ("\0"):rep(5) }, inputs), "malformed")  -- no such status
+    refused(output({ good[1], "\4" .. ("\0"):rep(5) }, inputs), "malformed")  -- no such status
+    refused(output({ good[1], "\3\0\0\0\0\1" }, inputs), "malformed")    -- a crash with result bytes
+    -- status 3: a fresh driver's input whose own process ended without an answer
+    assert.same({ marker = "crash" }, sd.parse(sig, output({ good[1], "\3" .. ("\0"):rep(5) }, inputs), inputs)[2])
     refused(output({ good[1], string.pack("<BBI4", 0, 2, 1) }, inputs), "malformed")  -- a bool of 2
     refused(output({ good[1], "\1\0\0\0\0\1" }, inputs), "malformed")    -- a marker with result bytes
   end)
@@ -415,5 +418,111 @@ describe("a 3-parameter product of 2^16 inputs", function()
       local boxes = assert(domain.group(sig, differ))
       assert.same({ "a=200,b=-7,c=true" }, { domain.box_text(sig, boxes[1]) })
     end)
+  end)
+end)
+
+-- Fresh mode (issue 34, the seed's issue 29): for a side outside the pure
+-- profile, Rust forks a process per input, Python executes the module anew
+-- per input, TypeScript evaluates it in a new V8 context per input.  A
+-- module-level counter / static / global changes the answer after the
+-- first call: in batch mode the later inputs see it, in fresh mode every
+-- input gets the first call's answer.
+describe("multi-parameter fresh drivers", function()
+  local dir, done
+  before_each(function() dir, done = t.tempdir() end)
+  after_each(function() done() end)
+
+  local sig = sig_of({ "x:i32", "flag:bool" }, { "i32", "bool" })
+  local MODES = { rust = "fork-per-input", python = "fresh-module-per-input", typescript = "fresh-context-per-input" }
+  local STATEFUL = {
+    rust = "use std::sync::atomic::{AtomicI32, Ordering};\nstatic CALLS: AtomicI32 = AtomicI32::new(0);\n"
+      .. "pub fn f(x: i32, flag: bool) -> (i32, bool) {\n    let n = CALLS.fetch_add(1, Ordering::SeqCst);\n"
+      .. "    (x.wrapping_add(n), flag)\n}\n",
+    python = "calls = 0\ndef f(x, flag):\n    global calls\n    calls += 1\n    return (x + calls - 1, flag)\n",
+    typescript = "var calls = 0;\nglobalThis.seen = (globalThis.seen || 0);\n"
+      .. "exports.f = (x, flag) => { calls++; globalThis.seen++; return [x + calls + globalThis.seen - 2, flag]; };\n",
+  }
+  local INPUTS = { { 10, true }, { 10, true }, { -3, false }, { 10, true } }
+
+  it("batch mode: the later calls see the state (the reason fresh mode exists)", function()
+    each_language(function(language)
+      local got = observe(build(dir, language, sig, STATEFUL[language], "f", "batch"), sig, INPUTS)
+      assert.are_not.same({ 10, true }, got[2].value, language)
+    end)
+  end)
+
+  it("fresh mode: every input gets the first call's answer, the same bytes as a process per input", function()
+    each_language(function(language)
+      local run = build(dir, language, sig, STATEFUL[language], "f", "fresh", MODES[language])
+      local got = observe(run, sig, INPUTS)
+      assert.same({ { value = { 10, true } }, { value = { 10, true } }, { value = { -3, false } },
+                    { value = { 10, true } } }, got, language)
+      -- the batch driver given one input (per_input's process per input) writes the same records
+      local single = build(dir, language, sig, STATEFUL[language], "f", "single")
+      local _, out = run(INPUTS)
+      local parts = {}
+      for i, x in ipairs(INPUTS) do
+        local _, one = single({ x })
+        parts[i] = one:sub(1, records.result_bytes(sig))
+      end
+      assert.equal(table.concat(parts), out:sub(1, #INPUTS * records.result_bytes(sig)), language)
+    end)
+  end)
+
+  it("fresh mode: a raise is !raise with its cause, a missing function !raise named, a value out of type !range", function()
+    local RAISING = {
+      rust = "pub fn f(x: i32, flag: bool) -> (i32, bool) {\n    if x == 0 { panic!(\"zero\"); }\n    (x, flag)\n}\n",
+      python = "def f(x, flag):\n    if x == 0:\n        raise ValueError('zero')\n    return (x if x != 7 else 1 << 40, flag)\n",
+      typescript = "exports.f = (x, flag) => { if (x === 0) throw new Error('zero'); return [x === 7 ? 0.5 : x, flag]; };\n",
+    }
+    each_language(function(language)
+      local run = build(dir, language, sig, RAISING[language], "f", "raising", MODES[language])
+      local got, err = observe(run, sig, { { 1, true }, { 0, false }, { 7, true } })
+      assert.same({ value = { 1, true } }, got[1], language)
+      assert.same({ marker = "raise" }, got[2], language)
+      assert.matches("vkit driver: raise 1 0,false [^\n]*zero", err, nil, language)
+      if language ~= "rust" then
+        assert.same({ marker = "range" }, got[3], language)
+        assert.matches("vkit driver: range 1 7,true", err, nil, language)
+      end
+    end)
+    for _, language in ipairs { "python", "typescript" } do
+      if TOOLS[language] then
+        local run = build(dir, language, sig, language == "python" and "def g(x):\n    return x\n" or "exports.g = 1;\n",
+          "f", "missing", MODES[language])
+        local got, err = observe(run, sig, { { 1, true }, { 2, false } })
+        assert.same({ { marker = "raise" }, { marker = "raise" } }, got)
+        assert.matches("vkit driver: missing 2 1,true", err)
+      end
+    end
+  end)
+
+  it("rust fork per input: a child that dies without an answer is a crash record, never a value; the others answer", function()
+    if not TOOLS.rust then return pending "rust (needs rustc)" end
+    local DYING = "pub fn f(x: i32, flag: bool) -> (i32, bool) {\n"
+      .. "    if x == 1 { std::process::exit(0); }\n"
+      .. "    if x == 2 { std::process::abort(); }\n"
+      .. "    if x == 3 { std::process::exit(9); }\n"
+      .. "    (x, flag)\n}\n"
+    local run = build(dir, "rust", sig, DYING, "f", "dying", "fork-per-input")
+    local inputs = { { 5, true }, { 1, true }, { 2, false }, { 3, true }, { 6, false } }
+    local got, err = observe(run, sig, inputs)
+    assert.same({ { value = { 5, true } }, { marker = "crash" }, { marker = "crash" }, { marker = "crash" },
+                  { value = { 6, false } } }, got)
+    assert.matches("vkit driver: crash 3 1,true the input's process ended without an answer", err)
+  end)
+
+  it("refuse a bad encoding with exit 3 before the candidate is loaded, as the batch drivers", function()
+    each_language(function(language)
+      local run = build(dir, language, sig, STATEFUL[language], "f", "enc", MODES[language])
+      local code, out = run(string.pack("<i4B", 1, 2))
+      assert.equal(3, code, language)
+      assert.equal("", out, language)
+    end)
+  end)
+
+  it("have no fresh mode but their language's", function()
+    assert.has_error(function() sd.driver("python", sig, "/tmp/x.py", "f", "fork-per-input") end)
+    assert.has_error(function() sd.driver("rust", sig, "/tmp/x.rs", "f", "fresh-context-per-input") end)
   end)
 end)

@@ -16,7 +16,12 @@
 -- stderr  cause lines, vkit.change.driver_causes's format, with FIRST the
 --         first input's text ("3,-1,true") instead of a u32; a driver
 --         makes that text only for an input that has a cause.
--- exit    3 a bad input encoding, 5 a failed write: protocol failures.
+-- exit    3 a bad input encoding, 5 a failed write, 6 (fork mode) a
+--         failed pipe or fork: protocol failures.
+--
+-- Modes: M.driver(language, sig, path, fn, mode) with a mode of
+-- vkit.change.batch_drivers ("batch", or the language's fresh mode for a
+-- side outside the pure profile): see "Fresh mode" below.
 --
 -- What is outside the declared type, never coerced, each a `range`
 -- finding with its cause: Python — an int out of range, a bool where an
@@ -37,7 +42,7 @@ local policy = require("vkit.policy").signatures
 
 local M = {}
 
-M.MARKERS = { raise = true, range = true }
+M.MARKERS = { raise = true, range = true, crash = true }
 
 local function types_of(sig)
   return signature.param_types(sig)
@@ -400,18 +405,231 @@ const out = b;
     offset, batch_end.typescript)
 end
 
+-- Fresh mode (issue 34, the seed's issue 29) -----------------------------
+--
+-- For a side outside the pure profile, the modes of the seed's fresh
+-- drivers (vkit.change.batch_drivers.mode and SEMANTICS name them), so
+-- that an observation is what the function does in real use: Rust forks
+-- one process per input after reading every input and before the
+-- candidate is called (the child calls, writes its record through a pipe
+-- and exits with _exit; a child that ends without exactly one record, or
+-- not with status 0, is a `crash` record, status 3, never a value);
+-- Python compiles the module once and executes it anew per input into a
+-- fresh module's dict in the batch's process; TypeScript evaluates the
+-- compiled module afresh per input in a new V8 context made from a
+-- prototype-less object.  stdin, the records, the trailer and the cause
+-- lines are the batch driver's: a fresh driver IS the batch driver with its
+-- candidate loading and call loop replaced (splice checks that the text
+-- replaced occurs exactly once), so the parser is the same.
+
+-- `source` with the unique occurrence of `from` .. (up to, not including) `to` replaced by `with`.
+local function splice(source, from, to, with)
+  local a = assert(source:find(from, 1, true), "fresh splice: start not found")
+  assert(not source:find(from, a + 1, true), "fresh splice: start not unique")
+  local b = assert(source:find(to, a, true), "fresh splice: end not found")
+  return source:sub(1, a - 1) .. with .. source:sub(b)
+end
+
+local RUST_FFI = [==[
+extern "C" {
+    fn fork() -> i32;
+    fn pipe(fds: *mut i32) -> i32;
+    fn read(fd: i32, buf: *mut u8, n: usize) -> isize;
+    fn write(fd: i32, buf: *const u8, n: usize) -> isize;
+    fn close(fd: i32) -> i32;
+    fn dup2(from: i32, to: i32) -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn _exit(code: i32) -> !;
+}
+
+]==]
+
+--- The Rust driver, fork per input: exit 6 when a pipe or a fork fails
+--  (a resource failure, never an observation).
+function M.rust_fresh(sig, module_path, fn)
+  local types, args, fmt = types_of(sig), {}, {}
+  for i in ipairs(types) do
+    args[i] = "a" .. (i - 1)
+    fmt[i] = "{}"
+  end
+  local results, puts = {}, {}
+  for i in ipairs(sig.returns) do
+    results[i] = "r" .. (i - 1)
+    puts[i] = ("r%d.put(&mut rec);"):format(i - 1)
+  end
+  local ret = sig.tuple and "(" .. table.concat(sig.returns, ", ") .. ")" or sig.returns[1]
+  local pattern = sig.tuple and "(" .. table.concat(results, ", ") .. ")" or results[1]
+  local width = records.result_bytes(sig)
+  local loop = ([==[    for &(%s,) in &xs {
+        let mut fds = [0i32; 2];
+        let pid = unsafe {
+            if pipe(fds.as_mut_ptr()) != 0 {
+                std::process::exit(6);
+            }
+            fork()
+        };
+        if pid < 0 {
+            std::process::exit(6);
+        }
+        if pid == 0 {
+            unsafe {
+                close(fds[0]);
+                dup2(2, 1);
+            }
+            // the record, then a panic's message for the parent's causes
+            let mut rec: Vec<u8> = Vec::with_capacity(%d);
+            match std::panic::catch_unwind(|| -> %s { candidate::%s(%s) }) {
+                Ok(%s) => {
+                    rec.push(0);
+                    %s
+                }
+                Err(_) => {
+                    rec.push(1);
+                    rec.extend_from_slice(&[0u8; %d]);
+                    rec.extend_from_slice(last_panic().as_bytes());
+                }
+            }
+            unsafe {
+                let mut at = 0;
+                while at < rec.len() {
+                    let n = write(fds[1], rec[at..].as_ptr(), rec.len() - at);
+                    if n <= 0 {
+                        break;
+                    }
+                    at += n as usize;
+                }
+                _exit(0);
+            }
+        }
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let mut status = -1i32;
+        unsafe {
+            close(fds[1]);
+            loop {
+                let n = read(fds[0], chunk.as_mut_ptr(), chunk.len());
+                if n <= 0 {
+                    break;
+                }
+                answer.extend_from_slice(&chunk[..n as usize]);
+            }
+            close(fds[0]);
+            if waitpid(pid, &mut status, 0) != pid {
+                status = -1;
+            }
+        }
+        if status == 0 && answer.len() == %d && answer[0] == 0 {
+            out.extend_from_slice(&answer);
+        } else if status == 0 && answer.len() >= %d && answer[0] == 1 && answer[1..%d].iter().all(|&v| v == 0) {
+            out.extend_from_slice(&answer[..%d]);
+            note(&mut causes, "raise", String::from_utf8_lossy(&answer[%d..]).into_owned(), format!("%s", %s));
+        } else {
+            out.push(3);
+            out.extend_from_slice(&[0u8; %d]);
+            note(&mut causes, "crash", "the input's process ended without an answer".to_string(),
+                 format!("%s", %s));
+        }
+    }
+]==]):format(table.concat(args, ", "), width, ret, identifier(fn), table.concat(args, ", "), pattern,
+    table.concat(puts, "\n                    "), width - 1, width, width, width, width, width,
+    table.concat(fmt, ","), table.concat(args, ", "), width - 1, table.concat(fmt, ","), table.concat(args, ", "))
+  local source = M.rust(sig, module_path, fn)
+  source = source:gsub("^// vkit batch driver %(rust, multi%-parameter profile%): every input first, then the candidate%.",
+    "// vkit batch driver (rust, multi-parameter profile, fork per input): every input first, then one fresh process per input.")
+  source = splice(source, "fn main() {", "fn main() {", RUST_FFI)
+  return splice(source, "    for &(", "    (xs.len() as u32).put(&mut out);", loop)
+end
+
+--- The Python driver, a fresh module per input.
+function M.python_fresh(sig, module_path, fn)
+  local source = M.python(sig, module_path, fn)
+  source = splice(source, "# vkit batch driver (python, multi-parameter profile)", "import os, sys, struct\n",
+    "# vkit batch driver (python, multi-parameter profile, a fresh module per input): every input first, then the "
+    .. "candidate.\n")
+  source = splice(source, "import os, sys, struct\n", "\n", "import os, sys, struct, types")
+  source = splice(source, "         records=struct.iter_unpack,", "):\n",
+    "         records=struct.iter_unpack, join=b\",\".join, pairs=enumerate, packer=struct.Struct,\n"
+    .. "         module_type=types.ModuleType, run=exec")
+  local call = sig.tuple and "*y" or "y"
+  local loop = ([[    path = %s
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    lines, causes = [], {}
+    for x in xs:
+        module = module_type("candidate")
+        module.__file__ = path
+        scope = module.__dict__
+        try:
+            run(code, scope)
+            y = scope[%s](*x)
+        except BaseException as e:
+            lines.append(raise_record)
+            if %s in scope:
+                note(causes, b"raise", raised(e), join([text(v) for v in x]))
+            else:
+                note(causes, b"missing", %s, join([text(v) for v in x]))
+            continue
+        problem = check(y)
+        if problem is not None:
+            lines.append(range_record)
+            note(causes, b"range", problem, join([text(v) for v in x]))
+        else:
+            lines.append(record(0, %s))
+]]):format(drivers.literal(module_path), json.encode(identifier(fn)), json.encode(fn), drivers.py_bytes(fn), call)
+  return splice(source, "    import importlib.util\n", "    lines.append(struct.pack(", loop)
+end
+
+--- The TypeScript driver, a fresh V8 context per input.
+function M.typescript_fresh(sig, compiled_path, fn)
+  local args = {}
+  for i in ipairs(types_of(sig)) do args[i] = ("x[%d]"):format(i - 1) end
+  local source = M.typescript(sig, compiled_path, fn)
+  source = splice(source, "// vkit batch driver (typescript, multi-parameter profile)", "\nconst fs",
+    "// vkit batch driver (typescript, multi-parameter profile, a fresh V8 context per input): every input first, "
+    .. "then the candidate.")
+  local load = ([[const vm = require('vm'), newContext = vm.createContext, blank = Object.create;
+const script = new vm.Script('(function () { var exports = {}; var module = { exports: exports };\n'
+  + fs.readFileSync(%s, 'utf8') + '\nreturn module.exports; })()');
+const causes = new Map();
+]]):format(drivers.literal(compiled_path))
+  source = splice(source, "const candidate = require(", "const W = ", load)
+  local call = ([[  let y;
+  try {
+    const exported = script.runInContext(newContext(blank(null)));
+    if (exported === null || (typeof exported !== 'object' && typeof exported !== 'function')
+        || typeof exported[%s] !== 'function') {
+      b[o] = 1;
+      note(causes, 'missing', %s, inputText(x));
+      continue;
+    }
+    y = exported[%s](%s);
+  } catch (e) {
+]]):format(json.encode(fn), json.encode(fn), json.encode(fn), table.concat(args, ", "))
+  return splice(source, "  let y;\n  if (missing) {", "    b[o] = 1;\n    note(causes, 'raise'", call)
+end
+
 local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
+local SOURCES = {
+  batch = { rust = M.rust, python = M.python, typescript = M.typescript },
+  ["fork-per-input"] = { rust = M.rust_fresh },
+  ["fresh-module-per-input"] = { python = M.python_fresh },
+  ["fresh-context-per-input"] = { typescript = M.typescript_fresh },
+}
 
 --- The driver file name and source for a side: `path` is the captured
---  module (the compiled one for TypeScript) as the side's processes see it.
-function M.driver(language, sig, path, fn)
+--  module (the compiled one for TypeScript) as the side's processes see it;
+--  `mode` a mode of vkit.change.batch_drivers (batch_drivers.mode:
+--  "batch" for an admitted side, its language's fresh mode otherwise),
+--  "batch" when absent.
+function M.driver(language, sig, path, fn, mode)
   assert(FILES[language], "unknown language")
-  return FILES[language], M[language](sig, path, fn)
+  local make = assert(SOURCES[mode or "batch"][language], "no such mode for the language")
+  return FILES[language], make(sig, path, fn)
 end
 
 --- Parses a batch's stdout against the inputs it was given, in order.
 --  Returns a list of {value = result} (a value, or a list for a tuple
---  result) | {marker = "raise" | "range"}, or nil, message, code: a
+--  result) | {marker = "raise" | "range" | "crash"}, or nil, message, code: a
 --  vkit.change.signature_records failure (`truncated`, `wrong-count`,
 --  `wrong-input`, `malformed`).
 function M.parse(sig, stdout, inputs)

@@ -7,7 +7,9 @@
 -- DISTINCT record is decoded once.
 --
 --   body     one record per input, in the order given: a status byte
---            (0 a value, 1 `raise`, 2 `range`), then each result component
+--            (0 a value, 1 `raise`, 2 `range`, 3 `crash`: in a fresh
+--            driver's fork-per-input mode, the input's own process ended
+--            without an answer), then each result component
 --            little-endian in its type's width (policies/signatures.lua
 --            types[T].bytes; a bool one byte 0 or 1); a marker's
 --            components are zero bytes.
@@ -26,7 +28,7 @@ local signature = require "vkit.change.signature"
 
 local M = {}
 
-M.STATUS = { [0] = "value", [1] = "raise", [2] = "range" }
+M.STATUS = { [0] = "value", [1] = "raise", [2] = "range", [3] = "crash" }
 
 local PACK = { bool = "B", u8 = "B", i8 = "b", u16 = "I2", i16 = "i2", u32 = "I4", i32 = "i4", u64 = "i8", i64 = "i8" }
 M.PACK = PACK

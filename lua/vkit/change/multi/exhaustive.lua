@@ -34,11 +34,15 @@
 --
 -- Admission: each side's source is admitted by its language's pure
 -- profile with the signature option (vkit.change.admission, {signature =
--- true}).  A candidate inside it runs in batch mode as the seed's admitted
--- candidates do; one outside it also runs in batch mode here (this profile
--- has no fresh-per-input drivers yet), so its conformance is
--- unadmitted_conform and the certification says state between calls is
--- not excluded.
+-- true}).  As in the seed's method (issue 29), a side inside it runs in
+-- batch mode; a side outside it in its language's fresh mode
+-- (vkit.change.batch_drivers.mode: fork-per-input, fresh-module-per-input,
+-- fresh-context-per-input; vkit.change.signature_drivers' fresh drivers),
+-- so that its observations are what it does in real use, not what state
+-- kept from an earlier call makes it do.  The report's semantics names
+-- each side's mode and what its observations are
+-- (vkit.change.batch_drivers.SEMANTICS); a candidate outside the profile
+-- is still never all_inputs_conform untrusted (unadmitted_conform).
 local boot = require "vkit.boot"
 local json = require "vkit.json"
 local fs = require "vkit.fs"
@@ -65,13 +69,6 @@ local policy = require("vkit.policy").signatures
 local M = {}
 
 M.REPORT = "exhaustive-report.v1.json"
--- The semantics of a side outside the pure profile (an admitted side's are the seed's batch mode).
-M.SEMANTICS = "batch: one process per batch calls the function once per input, in the order given; the "
-  .. "multi-parameter profile has no fresh-per-input drivers yet, so state a source outside the pure profile keeps "
-  .. "between calls is not excluded"
-
-M.NOT_ESTABLISHED = "every input of a batch ran in one process (batch mode, the multi-parameter profile has no "
-  .. "fresh-per-input drivers yet): state the candidate keeps between calls is not excluded"
 
 local SIDES = sides_mod.SIDES
 
@@ -80,7 +77,7 @@ function M.runner_identity()
            vkit_exe_sha256 = assert(require("vkit.hash").file(boot.exe)),
            code = sides_mod.code_identity { "multi/exhaustive", "multi/assess", "multi/contract", "multi/legal", "multi/verdicts",
                                             "multi/stdin", "signature_records", "admission",
-                                            "signature_drivers", "signature", "domain", "batch_run", "batches", "runner", "sides",
+                                            "signature_drivers", "batch_drivers", "signature", "domain", "batch_run", "batches", "runner", "sides",
                                             "toolchain", "artifacts" } }
 end
 
@@ -115,9 +112,9 @@ end
 -- ---------------------------------------------------------------------
 -- Running batches.  keys[side][pass][index + 1] = the driver's result
 -- record (vkit.change.signature_records), or "~" and why the process
--- returned nothing for the input (never a record: a status byte is 0..2).
+-- returned nothing for the input (never a record: a status byte is 0..3).
 
--- What a key shows in a report: a result's text, "!raise", "!range", or "~why".
+-- What a key shows in a report: a result's text, "!raise", "!range", "!crash", or "~why".
 local function key_text(sig, key, decode)
   if key == nil or key:sub(1, 1) == "~" then return key end
   local o = decode(key)
@@ -212,11 +209,12 @@ local function stable_key(by_pass, x, passes)
   return first
 end
 
--- Whether a stable key is a failure the report lists: a lost process ("~")
--- or a raise (status byte 1); a `range` is judged, not listed.
+-- Whether a stable key is a failure the report lists: a lost process ("~"),
+-- a raise (status byte 1) or a fresh input's crash (3); a `range` is
+-- judged, not listed.
 local function listed_failure(key)
   local lead = key:byte(1)
-  return lead == 126 or lead == 1
+  return lead == 126 or lead == 1 or lead == 3
 end
 
 -- A report's listing that keeps the first cfg.listed_inputs items and
@@ -282,12 +280,8 @@ function M.run(bound, opts)
   report.runner_identity = M.runner_identity()
   report.semantic_artifacts = bound.policy_blobs.artifacts
   local function finish(status, reason, message)
-    local result = batch_run.finish(runner, report, M.REPORT, started,
+    return batch_run.finish(runner, report, M.REPORT, started,
       coverage.record("exhaustive", report.inputs_checked, accepted, "all_inputs", inputs_words), status, reason, message)
-    -- what batch mode leaves open for a candidate outside the pure profile (once inputs ran)
-    local candidate = report.semantics and report.semantics.candidate
-    if candidate and candidate.meaning == M.SEMANTICS then result.not_established = { M.NOT_ESTABLISHED } end
-    return result
   end
   if accepted > policy.exhaustive_inputs then
     return finish("unknown", "exhaustive-cap", ("the accepted inputs (%d: %s) are more than the exhaustive cap of %d "
@@ -295,8 +289,10 @@ function M.run(bound, opts)
       policy.exhaustive_inputs))
   end
 
-  local function driver(language, module, fn, compiled)
-    return signature_drivers.driver(language, sig, language == "typescript" and compiled or module, fn)
+  -- batch mode for an admitted side, its language's fresh mode otherwise
+  local function driver(language, module, fn, compiled, admitted)
+    return signature_drivers.driver(language, sig, language == "typescript" and compiled or module, fn,
+      batch_drivers.mode(language, admitted))
   end
   -- each side admitted by its language's pure profile with the signature option
   local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, driver,
@@ -312,8 +308,8 @@ function M.run(bound, opts)
   report.drivers, report.builds = sides_mod.files(setup)
   report.semantics = json.object()
   for _, s in ipairs(SIDES) do
-    local admitted = setup.admission[s].admitted
-    report.semantics[s] = { mode = "batch", meaning = admitted and batch_drivers.SEMANTICS.batch or M.SEMANTICS }
+    local mode = batch_drivers.mode(setup.binding.language, setup.admission[s].admitted)
+    report.semantics[s] = { mode = mode, meaning = batch_drivers.SEMANTICS[mode] }
   end
 
   local passes
