@@ -348,7 +348,7 @@ describe("a candidate that writes to stdout", function()
       if each.method == "exhaustive" then m = each end
     end
     assert.same({ "exhaustive", "infrastructure_failure", "protocol" }, { m.method, m.result, m.reason })
-    assert.matches("the candidate batch driver's output for batch 1 is not one answer per input: %d+ bytes where "
+    assert.matches("the candidate batch driver's output for batch 1 is not one record per input: %d+ bytes where "
       .. "44541 inputs need %d+", m.message)
   end)
 end)

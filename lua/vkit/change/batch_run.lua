@@ -52,10 +52,13 @@ function M.launch(runner, setup, side, batch, pass, bytes, commit)
   return "lost", ("process %s %s"):format(st, tostring(result.code or result.signal or ""))
 end
 
---- Records that a batch's output is not one answer per input (a problem).
-function M.protocol(runner, side, batch, problem)
+--- Records that a batch's output is not one `unit` per input (a problem):
+--  "line" for the seed's drivers (its reports keep their words), "record"
+--  for the multi-parameter ones.
+function M.protocol(runner, side, batch, problem, unit)
   runner:problem("infrastructure_failure", "protocol",
-    ("the %s batch driver's output for batch %s is not one answer per input: %s"):format(side, batch.index, problem))
+    ("the %s batch driver's output for batch %s is not one %s per input: %s"):format(side, batch.index,
+      unit or "line", problem))
   return "protocol"
 end
 

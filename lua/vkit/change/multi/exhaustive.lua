@@ -155,7 +155,7 @@ local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode, 
       if kind == "stop" then return got end
       if kind == "ran" then
         local list, problem = records.records(sig, got.stdout or "", bytes, decode)
-        if not list then return batch_run.protocol(runner, s, batch, problem) end
+        if not list then return batch_run.protocol(runner, s, batch, problem, "record") end
         staged[#staged + 1] = { side = s, pass = pass, order = order, keys = list }
       else
         staged[#staged + 1] = { side = s, pass = pass, order = order, lost = "~" .. got }
