@@ -63,3 +63,21 @@ describe("policies/report.lua", function()
     assert.equal(policy.short_id_digits, #subject.short(id))
   end)
 end)
+
+describe("policies/change.lua caps", function()
+  it("witness_bytes: a witness file one byte past the cap is refused before it is parsed", function()
+    local witness = require "vkit.change.witness"
+    local cap = vkit.policies.change.caps.witness_bytes
+    local dir, cleanup = t.tempdir()
+    finally(cleanup)
+    t.write(dir .. "/at.json", ("x"):rep(cap))
+    t.write(dir .. "/past.json", ("x"):rep(cap + 1))
+    local at, at_message = witness.import_file(dir .. "/at.json", dir)
+    assert.is_nil(at)
+    assert.is_nil(at_message:find("cannot read the witness", 1, true), at_message)  -- read, then refused as JSON
+    local past, message, code = witness.import_file(dir .. "/past.json", dir)
+    assert.is_nil(past)
+    assert.matches("cannot read the witness", message, 1, true)
+    assert.equal("too-large", code)
+  end)
+end)
