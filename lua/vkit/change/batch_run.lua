@@ -11,6 +11,29 @@ local cfg = require("vkit.policy").change.exhaustive
 
 local M = {}
 
+--- Records in `report` what the side preparation (vkit.change.sides)
+--  established, `setup` when it finished or `partial` when it stopped:
+--  the language, each side's admission (kept even when a build then
+--  failed), and with a setup the identities, captures, driver and build
+--  files, and the observation mode of each side (batch_drivers.mode and
+--  its meaning).  Returns whether there is a setup to run.
+function M.record_setup(report, setup, partial)
+  local known = setup or partial
+  report.language = known and known.binding and known.binding.language or json.null
+  if known and known.admission and next(known.admission) then report.admission = known.admission end
+  if not setup then return false end
+  local batch_drivers, sides = require "vkit.change.batch_drivers", require "vkit.change.sides"
+  report.runtime_identity = setup.runtime_identity
+  report.source_captures = setup.source_captures
+  report.drivers, report.builds = sides.files(setup)
+  report.semantics = json.object()
+  for _, s in ipairs(sides.SIDES) do
+    local mode = batch_drivers.mode(setup.binding.language, setup.admission[s].admitted)
+    report.semantics[s] = { mode = mode, meaning = batch_drivers.SEMANTICS[mode] }
+  end
+  return true
+end
+
 --- Launches one pass of a batch on one side with stdin `bytes` (retained
 --  as a file).  Returns what the launch means:
 --    "ran", result   the driver exited 0: parse result.stdout

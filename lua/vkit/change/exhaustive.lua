@@ -236,19 +236,7 @@ function M.run(bound, opts)
   end
 
   local setup, status, reason, message, partial = sides_mod.prepare(opts.repo, bound, runner, batch_drivers.driver, opts)
-  local known = setup or partial
-  report.language = known and known.binding and known.binding.language or json.null
-  -- what admission said stays in the report even when a build then failed
-  if known and known.admission and next(known.admission) then report.admission = known.admission end
-  if not setup then return finish(status, reason, message) end
-  report.runtime_identity = setup.runtime_identity
-  report.source_captures = setup.source_captures
-  report.drivers, report.builds = sides_mod.files(setup)
-  report.semantics = json.object()
-  for _, s in ipairs(SIDES) do
-    local mode = batch_drivers.mode(setup.binding.language, setup.admission[s].admitted)
-    report.semantics[s] = { mode = mode, meaning = batch_drivers.SEMANTICS[mode] }
-  end
+  if not batch_run.record_setup(report, setup, partial) then return finish(status, reason, message) end
 
   local passes
   passes, report.passes, report.observation_policy = batch_run.passes(setup.observation_policy)
