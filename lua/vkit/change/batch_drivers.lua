@@ -325,7 +325,9 @@ for (const x of xs) {
 %s]]):format(TS_READ, drivers.literal(compiled_path), causes.typescript, json.encode(fn), json.encode(fn), fn, batch_end.typescript)
 end
 
-local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
+--- A batch driver's file name per language (both profiles' drivers).
+M.FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
+local FILES = M.FILES
 local SOURCES = {
   batch = { rust = M.rust, python = M.python, typescript = M.typescript },
   ["fork-per-input"] = { rust = M.rust_fresh },

@@ -608,7 +608,7 @@ const causes = new Map();
   return splice(source, "  let y;\n  if (missing) {", "    b[o] = 1;\n    note(causes, 'raise'", call)
 end
 
-local FILES = { rust = "batch.rs", python = "batch.py", typescript = "batch.js" }
+local FILES = require("vkit.change.batch_drivers").FILES
 local SOURCES = {
   batch = { rust = M.rust, python = M.python, typescript = M.typescript },
   ["fork-per-input"] = { rust = M.rust_fresh },
