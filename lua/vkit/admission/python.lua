@@ -105,7 +105,6 @@ local refuse, run = syntax.refuser(M.reasons)
 local set = syntax.set
 
 local BUILTINS = set(M.BUILTINS)
-local MATH = set(M.MODULES.math)
 local TYPES = set { "int", "bool" }
 local BINARY = set { "+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^" }
 local AUGMENTED = set { "+=", "-=", "*=", "/=", "//=", "%=", "**=", "<<=", ">>=", "&=", "|=", "^=" }

@@ -6,7 +6,6 @@
 local json = require "vkit.json"
 local sys = require "vkit.sys"
 local store_mod = require "vkit.store"
-local change_runs = require "vkit.runs.change"
 local results = require "vkit.mcp.results"
 local named = require "vkit.runs.named"
 
