@@ -11,6 +11,8 @@ local signature = require "vkit.admission.signature"
 local syntax = require "vkit.admission.syntax"
 local limits = vkit.policies.limits.admission
 local policy = vkit.policies.signatures
+local json = vkit.json
+local t = require "tests.support.run"
 
 local INTEGERS = { "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64" }
 
@@ -428,7 +430,7 @@ end)
 -- contract's is called by the drivers with the contract's values (a
 -- TypeScript `bigint` given a number, a Python `bool` given an int): what
 -- is observed is a call its typed callers cannot make, so it is not
--- admitted (vkit.admission.signature.matches, vkit.change.admission.check_signature).
+-- admitted (vkit.admission.signature.matches, decided in `vkit ts_admit --contract`).
 describe("the declared signature against the contract's", function()
   local csig = require "vkit.change.signature"
   local admission = require "vkit.change.admission"
@@ -458,18 +460,33 @@ describe("the declared signature against the contract's", function()
       select(2, matches("python", "def f(a) -> tuple[bool, int, int]:\n    return True, a, a\n", PAIR)))
     assert.equal("signature-mismatch", select(2, matches("python", "def f(a) -> int:\n    return a\n", PAIR)))
   end)
-  it("turns an admitted record refused (admission-signature-mismatch), and leaves a matching one admitted", function()
+  it("is refused by the admission process (admission-signature-mismatch); a matching one stays admitted", function()
     local source = "def f(a: bool, b: int) -> int:\n    return b\n"
+    local contract = { params = { { name = "a", type = "u8" }, { name = "b", type = "u8" } }, returns = "u8" }
     local r = admission.admit("python", "src/f.py", source, "f", { signature = true })
-    assert.is_true(r.admitted)
-    local checked = admission.check_signature(r, source, U8U8)
+    assert.is_true(r.admitted)  -- without the contract: inside the profile
+    local checked = admission.admit("python", "src/f.py", source, "f", { signature = true, contract = contract })
     assert.is_false(checked.admitted)
     assert.equal("refused", checked.outcome)
     assert.equal("admission-signature-mismatch", checked.refusal.rule)
+    assert.equal("src/f.py:1", checked.refusal.at)
     assert.matches("excludes the contract's u8", checked.refusal.message, 1, true)
-    assert.is_true(r.admitted)  -- the memoised record is not changed
+    assert.is_true(checked.process ~= nil and checked.process ~= json.null)  -- decided in the separate process
     local fine = "def f(a: int, b: int) -> int:\n    return b\n"
-    assert.is_true(admission.check_signature(admission.admit("python", "src/f.py", fine, "f", { signature = true }), fine,
-      U8U8).admitted)
+    assert.is_true(admission.admit("python", "src/f.py", fine, "f", { signature = true, contract = contract }).admitted)
+    -- the process itself: one JSON answer, reason signature_mismatch at the definition
+    local r2 = t.vkit({ "ts_admit", "--language", "typescript", "--function", "f", "--signature",
+      "--contract", json.encode(contract), "--path", "src/f.ts" },
+      "// two\nexport function f(a: number, b: bigint): bigint {\n  return b;\n}\n")
+    assert.equal(0, r2.code, r2.stderr)
+    local answer = json.decode(r2.stdout)
+    assert.same({ false, "signature_mismatch", 2, 8, "signature-mismatch" },  -- at `function`
+      { answer.admitted, answer.reason, answer.line, answer.column, answer.kind })
+    assert.matches("parameter 2 of `f` (`b`) is declared `bigint`", answer.message, 1, true)
+    -- a contract that is no signature is a usage error, never an admission
+    local bad = t.vkit({ "ts_admit", "--language", "python", "--function", "f", "--signature",
+      "--contract", "{\"params\": 3}" }, fine)
+    assert.equal(2, bad.code)
+    assert.equal("", bad.stdout)
   end)
 end)

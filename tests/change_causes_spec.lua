@@ -140,6 +140,48 @@ describe("the cause of an input that could not be checked", function()
     assert.equal("14 further distinct causes not listed by the driver", found[#found].text)
   end)
 
+  it("reads the multi-parameter drivers' text-first lines: the first input named, the declared type said", function()
+    local sig = assert(require("vkit.change.signature").parse { params = { { name = "x", type = "i32" },
+      { name = "on", type = "bool" } }, returns = { "u8", "bool" } })
+    local stderr = table.concat({
+      "vkit driver: range 4 -3,true component 1: 300",
+      "vkit driver: range 1 5,false component 2: type int",
+      "vkit driver: range 2 7,true a tuple of 3, not 2",
+      "vkit driver: range 1 8,true an array of 1, not 2",
+      "vkit driver: range 1 9,true type NoneType",
+      "vkit driver: crash 2 -1,false the input's process ended without an answer",
+      -- a look-alike line from candidate code: its "first" is no input of
+      -- the signature, so none is shown
+      "vkit driver: raise 1 <script>,1 ValueError: x",
+      "vkit driver: more 3 0 -",
+    }, "\n") .. "\n"
+    local found = causes.of_records({ { n = 1, label = "batch 1 pass 1 candidate", status = "exited", code = 0,
+                                        stderr = stderr } }, { signature = sig })
+    local got = {}
+    for i, c in ipairs(found) do got[i] = { c.text, c.count, c.first } end
+    assert.same({
+      { "returned 300 as component 1, not a u8", 4, "x=-3, on=true" },
+      { "returned an int as component 2, not a bool", 1, "x=5, on=false" },
+      { "returned a tuple of 3, not 2", 2, "x=7, on=true" },
+      { "returned an array of 1, not 2", 1, "x=8, on=true" },
+      { "returned a NoneType, not a tuple (u8, bool)", 1, "x=9, on=true" },
+      { "crashed: the input's process ended without an answer", 2, "x=-1, on=false" },
+      { "raised ValueError: x", 1, nil },
+      { "3 further distinct causes not listed by the driver", 0, nil },
+    }, got)
+    assert.equal("cause (candidate): returned 300 as component 1, not a u8 (4 inputs, first x=-3, on=true)",
+      require("vkit.report.causes").line(found[1]))
+    -- a per-input run of this profile is labelled with its call: a failed
+    -- one counts that input
+    found = causes.of_records({ { n = 2, label = "run candidate input f(x=1, on=true) rep 1", status = "timeout" } },
+      { signature = sig })
+    assert.same({ { side = "candidate", text = "timed out", count = 1, unit = "inputs", first = "x=1, on=true" } }, found)
+    -- without a signature (the seed's profile) a u32 range line reads as before
+    found = causes.of_records({ { n = 1, label = "batch 1 pass 1 candidate", status = "exited", code = 0,
+                                  stderr = "vkit driver: range 3 59 -1\n" } })
+    assert.same({ { side = "candidate", text = "returned -1, not a u32", count = 3, unit = "inputs", first = 59 } }, found)
+  end)
+
   it("reads a Rust panic and a Node error from stderr, without the runtime's boilerplate", function()
     assert.equal("thread 'main' panicked at src/score.rs:2:5: | attempt to subtract with overflow", causes.exception(
       "\nthread 'main' panicked at src/score.rs:2:5:\nattempt to subtract with overflow\n"

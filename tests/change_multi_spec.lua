@@ -67,6 +67,15 @@ for _, language in ipairs { "python", "typescript", "rust" } do
         assert.equal("observed_violation", summary.outcome)
         assert.equal("range", multi.method(summary, "exhaustive").reason)
         assert.matches("clamp%(x=0, lo=0, hi=0%): base 0, candidate !range", multi.method(summary, "exhaustive").message)
+        -- the driver's text-first cause line reaches the summary's causes,
+        -- the first input with its parameters named
+        local found
+        for _, c in ipairs(summary.causes) do
+          if c.method == "exhaustive" and c.side == "candidate" then found = c end
+        end
+        assert.is_table(found, json.encode(summary.causes))
+        assert.same({ "x=0, lo=0, hi=0", 1, "inputs" }, { found.first, found.count, found.unit })
+        assert.equal(language == "python" and "returned a bool, not an i32" or "returned -0, not an i32", found.text)
       end)
     end
   end)

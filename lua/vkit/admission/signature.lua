@@ -15,6 +15,9 @@
 --   read(ts, language, source, fn, limits, policy, path)
 --     -> {language, function, params = {{name, type, hint}}, returns}
 --        | nil, code, message
+--   refusal(ts, language, source, fn, limits, policy, sig, path)
+--     -> nil (the declared signature admits the contract's `sig`)
+--        | a refusal with reason signature_mismatch
 --   resolve(read, declared, policy)
 --     -> {signature = {params = {{name, type}}, returns = type | {types}},
 --         seed, u32_only} | nil, code, message
@@ -317,6 +320,29 @@ function M.matches(read, sig, policy)
     end
   end
   return true
+end
+
+--- The sentence of the refusal reason `signature_mismatch`.
+M.MISMATCH = "the function's declared signature must admit the contract's: a side called with values its own "
+  .. "declared types exclude is observed in calls its typed callers cannot make"
+
+--- Under a contract's signature `sig`: nil when the source's declared
+--  signature admits it (M.read, then M.matches), else a refusal in the
+--  shape of the profiles' ({admitted = false, reason =
+--  "signature_mismatch", offset, line, column, kind = the read's or
+--  match's code, message}), placed at the function's definition (at the
+--  source's start when there is none).  Run by the admission process
+--  (`vkit ts_admit --contract`), where the source is parsed.
+function M.refusal(ts, language, source, fn, limits, policy, sig, path)
+  local read, code, message = M.read(ts, language, source, fn, limits, policy, path)
+  local ok
+  if read then ok, code, message = M.matches(read, sig, policy) end
+  if ok then return nil end
+  local def = shape.definition(ts, language, source, fn, limits)
+  local offset = def and def.start or 0
+  local line, column = syntax.position(source, offset)
+  return { admitted = false, reason = "signature_mismatch", offset = offset, line = line, column = column,
+           kind = code, message = message }
 end
 
 return M

@@ -36,6 +36,7 @@ M.code_files = {
   "lua/vkit/admission/syntax.lua",
   "lua/vkit/admission/shape.lua",
   "lua/vkit/admission/signature.lua",
+  "lua/vkit/change/signature.lua",
   "lua/vkit/admission/rust.lua",
   "lua/vkit/admission/python.lua",
   "lua/vkit/admission/typescript.lua",
@@ -66,10 +67,20 @@ local memo = {}
 --- Admits the source of one side.  path: its path in the repository (for
 --  messages); opts.launcher / deadline_ms as vkit.admission.process.run;
 --  opts.signature: the profile's signature option (issue 34: `ts_admit
---  --signature`, the profile named pure-<language>-signature).
+--  --signature`, the profile named pure-<language>-signature);
+--  opts.contract: with it, the contract's signature (its JSON form,
+--  vkit.change.multi.contract.signature_json).  The source's declared
+--  signature must then admit it (as many parameters, each declared type
+--  admitting the contract's at its position, the same result shape): a
+--  side called with values its own declared types exclude (a TypeScript
+--  `bigint` given a number, a Python `bool` given an int) is observed in
+--  calls its typed callers cannot make, so it is refused with rule
+--  admission-signature-mismatch.  The admission process decides it
+--  (`ts_admit --contract`), as it parses the source.
 function M.admit(language, path, source, fn, opts)
   local signature = opts and opts.signature and true or false
-  local key = table.concat({ language, fn, hash.sha256(source), tostring(signature) }, "\0")
+  local contract = signature and opts.contract and json.encode(opts.contract) or nil
+  local key = table.concat({ language, fn, hash.sha256(source), tostring(signature), contract or "", path }, "\0")
   if memo[key] and not (opts and opts.launcher) then
     local copy = {}
     for k, v in pairs(memo[key]) do copy[k] = v end
@@ -86,7 +97,13 @@ function M.admit(language, path, source, fn, opts)
   }
   local args = { "--language", language, "--function", fn }
   if signature then args[#args + 1] = "--signature" end
-  local response, reason, detail, proc_record = process.run(source, args, profile.reasons, opts)
+  local reasons = profile.reasons
+  if contract then
+    for _, a in ipairs { "--contract", contract, "--path", path } do args[#args + 1] = a end
+    reasons = setmetatable({ signature_mismatch = require("vkit.admission.signature").MISMATCH },
+      { __index = profile.reasons })
+  end
+  local response, reason, detail, proc_record = process.run(source, args, reasons, opts)
   local function fail(why, message)
     record.admitted, record.outcome = false, "failed"
     record.failure = { reason = why, message = process.failures[why] .. (message and (": " .. message) or "") }
@@ -112,34 +129,6 @@ function M.admit(language, path, source, fn, opts)
   end
   if not (opts and opts.launcher) then memo[key] = record end
   return record
-end
-
---- The multi-parameter profile (issue 34): an admitted record stays
---  admitted only when the source's declared signature admits the
---  contract's `sig` (vkit.admission.signature.matches: as many parameters,
---  each declared type admitting the contract's at its position, the same
---  result shape).  A side called with values its own declared types
---  exclude (a TypeScript `bigint` given a number, a Python `bool` given an
---  int) is observed in calls its typed callers cannot make, so the record
---  becomes refused with rule admission-signature-mismatch.  A record that
---  was not admitted is returned as it is.  Returns the record (a copy when
---  it changed).
-function M.check_signature(record, source, sig)
-  if not record.admitted then return record end
-  local asig = require "vkit.admission.signature"
-  local policy = require("vkit.policy").signatures
-  local limits = require("vkit.policy").limits.admission
-  local read, code, message = asig.read(require "vkit.ts", record.language, source, record["function"], limits, policy,
-    record.source.path)
-  local ok
-  if read then ok, code, message = asig.matches(read, sig, policy) end
-  if ok then return record end
-  local copy = {}
-  for k, v in pairs(record) do copy[k] = v end
-  copy.admitted, copy.outcome = false, "refused"
-  copy.refusal = { rule = "admission-signature-mismatch", reason = "signature_mismatch", at = record.source.path,
-                   message = message }
-  return copy
 end
 
 --- The record of a source that could not be read whole to be admitted

@@ -4,8 +4,12 @@
 --
 -- Sources, in order of precedence for one invocation:
 --   * the driver's cause lines (vkit.change.driver_causes): a missing
---     function, a value outside u32, an exception or panic a batch driver
---     caught, each with its count and first input;
+--     function, a value outside the declared result type, an exception or
+--     panic a driver caught, an input's process that ended without an
+--     answer (the multi-parameter profile's fresh Rust mode), each with its
+--     count and first input -- a u32 in the seed's profile, an input's
+--     canonical text ("3,-1,true") in the multi-parameter one, shown with
+--     its parameters named when the signature is known;
 --   * a failed build: its first error lines;
 --   * a failed run: the exception and the last lines of the traceback
 --     (Python), the panic (Rust), the error and its first frame (Node), or
@@ -15,6 +19,7 @@
 -- print look-alike lines, and nothing decides an outcome from them.
 local json = require "vkit.json"
 local driver_causes = require "vkit.change.driver_causes"
+local signature = require "vkit.change.signature"
 local limits = require("vkit.policy").change.causes
 
 local M = {}
@@ -78,25 +83,71 @@ function M.build_error(stderr)
   return clip(joined(lines, first, first + limits.tail_lines - 1))
 end
 
--- The driver's cause lines in a stderr text: {kind, count, first, detail}.
+-- The driver's cause lines in a stderr text: {kind, count, first, detail};
+-- FIRST is a u32 (the seed's drivers) or an input's text (the
+-- multi-parameter drivers), kept as the text it is.
 local function driver_lines(stderr)
   local out = {}
   for line in (stderr .. "\n"):gmatch "([^\n]*)\n" do
     local kind, count, first, detail = line:match("^" .. driver_causes.PREFIX:gsub("%p", "%%%0")
-      .. "(%a+) (%d+) (%d+) ?(.*)$")
-    if kind then out[#out + 1] = { kind = kind, count = math.tointeger(tonumber(count)),
-                                   first = math.tointeger(tonumber(first)), detail = detail } end
+      .. "(%a+) (%d+) (%S+) ?(.*)$")
+    if kind then
+      out[#out + 1] = { kind = kind, count = math.tointeger(tonumber(count)), detail = detail,
+                        first = first:match "^%d+$" and math.tointeger(tonumber(first)) or first }
+    end
   end
   return out
 end
 
-local function driver_text(c, source)
+-- The first input of a cause as it is reported: a u32 as a number; a
+-- multi-parameter input as "x=3, lo=-1, hi=true" when it is a legal input
+-- text of `sig` (a look-alike line is candidate text: anything else is
+-- dropped rather than shown); nil when there is none.
+local function first_input(first, sig)
+  if math.type(first) == "integer" then return first end
+  if not sig then return nil end
+  local values = signature.parse_tuple(signature.param_types(sig), first)
+  if not values then return nil end
+  local parts = {}
+  for i, p in ipairs(sig.params) do parts[i] = p.name .. "=" .. signature.text(p.type, values[i]) end
+  return table.concat(parts, ", ")
+end
+
+-- The declared result type a range cause is measured against: u32 in the
+-- seed's profile, the signature's result (or one of its components).
+local function declared(sig, component)
+  if not sig then return "u32" end
+  if component then return sig.returns[component] or "declared component" end
+  if sig.tuple then return "tuple (" .. table.concat(sig.returns, ", ") .. ")" end
+  return sig.returns[1]
+end
+
+-- "a u32", "an i32", "an int".  The seed's lines keep "a" before every
+-- word, as their reports always said.
+local function a(word, sig)
+  return ((sig and word:match "^[aeioAEIO]") and "an " or "a ") .. word
+end
+
+-- A range cause's detail, as the drivers write it: the value, "type NAME",
+-- "component N: " and either, or "a tuple of N, not M" (Python) / "an
+-- array of N, not M" (TypeScript).
+local function range_text(detail, sig)
+  if detail:match "^an? %a+ of %d+, not %d+$" then return "returned " .. detail end
+  local component, rest = detail:match "^component (%d+): (.*)$"
+  component = component and math.tointeger(tonumber(component))
+  local value = rest or detail
+  local type_name = value:match "^type (.+)$"
+  value = type_name and a(type_name, sig) or value
+  local want = a(declared(sig, component), sig)
+  if component then return ("returned %s as component %d, not %s"):format(value, component, want) end
+  return ("returned %s, not %s"):format(value, want)
+end
+
+local function driver_text(c, source, sig)
   if c.kind == "missing" then return ("no function `%s` in %s"):format(c.detail, source or "the bound module") end
-  if c.kind == "range" then
-    local type_name = c.detail:match "^type (.+)$"
-    return type_name and ("returned a %s, not a u32"):format(type_name) or ("returned %s, not a u32"):format(c.detail)
-  end
+  if c.kind == "range" then return range_text(c.detail, sig) end
   if c.kind == "raise" then return c.detail:find("^panicked") and c.detail or ("raised " .. c.detail) end
+  if c.kind == "crash" then return "crashed: " .. c.detail end
   if c.kind == "more" then return ("%d further distinct causes not listed by the driver"):format(c.count) end
   return c.kind .. " " .. c.detail
 end
@@ -134,8 +185,11 @@ end
 --- The causes in a method report's invocation records, grouped: a list of
 --  {side, text, count, unit ("inputs" | "runs"), first (input) | nil}, base
 --  first, then in the order first seen.
+--  `first` is a u32, or for the multi-parameter profile the first input
+--  seen with its parameters named ("x=3, lo=-1, hi=true").
 --  opts = {stderr = function(n) -> text | nil, for a record whose stderr is
---  kept only as a file; sources = {base = path, candidate = path}}
+--  kept only as a file; sources = {base = path, candidate = path};
+--  signature = the multi-parameter contract's parsed signature, if any}
 function M.of_records(records, opts)
   opts = opts or {}
   local sources = opts.sources or {}
@@ -149,7 +203,12 @@ function M.of_records(records, opts)
       order[#order + 1] = g
     end
     g.count = g.count + (count or 1)
-    if first and (g.first == nil or first < g.first) then g.first = first end
+    -- a u32 keeps the smallest; an input text keeps the first seen (the
+    -- drivers see inputs in the domain's order)
+    if first ~= nil and (g.first == nil or (math.type(first) == "integer" and math.type(g.first) == "integer"
+                                            and first < g.first)) then
+      g.first = first
+    end
   end
   for _, r in ipairs(json.kind(records) == "array" and records or {}) do
     local label = type(r) == "table" and type(r.label) == "string" and r.label or ""
@@ -158,13 +217,16 @@ function M.of_records(records, opts)
       local stderr = type(r.stderr) == "string" and r.stderr or (opts.stderr and opts.stderr(r.n)) or ""
       local said = driver_lines(stderr)
       for _, c in ipairs(said) do
-        add(side, clip(driver_text(c, sources[side])), c.kind ~= "more" and c.count or 0, "inputs",
-          c.kind ~= "more" and c.first or nil)
+        add(side, clip(driver_text(c, sources[side], opts.signature)), c.kind ~= "more" and c.count or 0, "inputs",
+          c.kind ~= "more" and first_input(c.first, opts.signature) or nil)
       end
       if #said == 0 and failed(r) then
         local is_build = label:match "^build " ~= nil
         local text = process_text(r, stderr, is_build)
-        local input = math.tointeger(tonumber(label:match " input (%d+)"))
+        -- the seed's per-input runs are labelled "input 59", the
+        -- multi-parameter ones "input clamp(x=3, lo=-1, hi=7)" (vkit's
+        -- own text, not the candidate's)
+        local input = math.tointeger(tonumber(label:match " input (%d+)")) or label:match " input [%w_]+%((.-)%) rep %d+$"
         if text then add(side, text, 1, input and "inputs" or "runs", input) end
       end
     end

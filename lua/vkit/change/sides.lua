@@ -119,13 +119,13 @@ local function stage_side(repo, bound, setup, runner, side_name, driver, admit_o
   -- profile decides how its inputs are observed and what they establish.
   local max = require("vkit.policy").limits.admission.max_source_bytes
   local source, why = fs.read(side.module_path, max + 1, { nofollow = true })
-  side.admission = source and admission.admit(binding.language, binding.source, source, binding["function"], admit_opts)
-    or admission.unread(binding.language, binding.source, binding["function"], why)
   -- the multi-parameter profile: the declared signature must admit the contract's
   local contract = bound.intent.contract
-  if source and admit_opts and admit_opts.signature and contract and contract.sig then
-    side.admission = admission.check_signature(side.admission, source, contract.sig)
+  if admit_opts and admit_opts.signature and contract and contract.sig then
+    admit_opts = setmetatable({ contract = contract.signature }, { __index = admit_opts })
   end
+  side.admission = source and admission.admit(binding.language, binding.source, source, binding["function"], admit_opts)
+    or admission.unread(binding.language, binding.source, binding["function"], why)
   -- The driver names the module where the side's processes see it.
   local inside = sandbox.view(setup.plan.isolated, side, binding.source, "")
   local compiled = binding.language == "typescript" and toolchain.compiled_path(inside.module, inside.build) or nil

@@ -79,7 +79,8 @@ local SHADOW = {
     text = M.typed("string", "the cause in one line: the exception and traceback tail, a value outside the type, "
       .. "a missing function, a build error"),
     count = M.typed "integer", unit = M.typed("string", "inputs, or runs for a build"),
-    first = M.typed({ "integer", "null" }, "the first input with this cause"),
+    first = M.typed({ "integer", "string", "null" },
+      "the first input with this cause: a u32 (one u32 parameter) or the parameters named (\"x=3, lo=-1\")"),
   }, { "method", "side", "text", "count", "unit" }), "why inputs could not be checked, one per method and side"),
   target = string_or_null "the trusted target commit",
   candidate = string_or_null "the candidate commit",

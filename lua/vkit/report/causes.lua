@@ -2,10 +2,12 @@
 --  causes vkit.change.causes finds in the method's retained invocation
 --  records, one line per cause and side, e.g.
 --    cause (candidate): returned -1, not a u32 (50 inputs, first 50)
+--    cause (candidate): returned 300, not a u8 (4 inputs, first x=3, lo=-1)
 local json = require "vkit.json"
 local fs = require "vkit.fs"
 local records = require "vkit.report.records"
 local causes_mod = require "vkit.change.causes"
+local signature = require "vkit.change.signature"
 
 local M = {}
 
@@ -16,7 +18,7 @@ function M.line(c)
   local where = ""
   if c.count > 0 then
     local unit = c.count == 1 and c.unit:gsub("s$", "") or c.unit
-    where = c.first and (" (%d %s, first %d)"):format(c.count, unit, c.first) or (" (%d %s)"):format(c.count, unit)
+    where = c.first and (" (%d %s, first %s)"):format(c.count, unit, c.first) or (" (%d %s)"):format(c.count, unit)
   end
   return ("cause (%s): %s%s"):format(c.side, c.text, where)
 end
@@ -48,6 +50,9 @@ function M.of_method(dir, m)
   if type(doc) ~= "table" then return {} end
   return causes_mod.of_records(doc.invocation_records, {
     sources = sources(doc),
+    -- the multi-parameter profile's reports name their signature; the
+    -- seed's do not (and are read as u32 -> u32)
+    signature = json.kind(doc.signature) == "object" and signature.parse(doc.signature) or nil,
     stderr = function(n)
       local path = ("%s/invocations/%03d.stderr"):format(method_dir, math.tointeger(n) or 0)
       local st = fs.lstat(path)
