@@ -52,6 +52,18 @@ return {
   -- method keeps the seed's invocation budget and deadline
   -- (policies/limits.lua paired).
   output_cap = 12 * 1024 * 1024,
+  -- Each batch launch of the exhaustive method gets a share of the time
+  -- left of the method's deadline, not all of it, so that a candidate
+  -- hanging on one input does not take every other input with it: a batch
+  -- that runs past its share is split in two and each half re-run, and a
+  -- single input past its share is reported as timed out (never a value,
+  -- never a pass).  The share is `slack` times the launch's proportion of
+  -- the work left (inputs x launches), at most `max_fraction` of the time
+  -- left, so every split leaves time for the halves, and at least
+  -- `floor_ms`, a runtime's start on a loaded host.  With 300 s and 2^20
+  -- inputs a full batch's launch gets 75 s; a batch of the seed's drivers
+  -- takes well under a second.
+  batch_deadline = { slack = 4, max_fraction = 1 / 4, floor_ms = 2000 },
   -- Of each invocation's output cap, left for stderr (the candidate's own
   -- writes and the driver's cause lines): the seed's reserve
   -- (policies/change.lua exhaustive.stderr_reserve_bytes) for the same reason.

@@ -70,3 +70,33 @@ describe("policies/signatures.lua", function()
     assert.is_falsy(S.check(mdifferences.schema, guards(policy.max_guards + 1)))
   end)
 end)
+
+-- group_inputs: the violating inputs of one rule grouped into boxes for a
+-- report, at most that many; past it the report says how many it grouped
+-- of how many.  f(a: u16 in 0..511, b: u8) is 2 x group_inputs inputs,
+-- index a * 256 + b; the candidate is wrong at the first `limit` indexes.
+describe("policies/signatures.lua group_inputs", function()
+  local intents = require "tests.support.intents"
+  local F = multi.signature({ { "a", "u16" }, { "b", "u8" } }, "u16")
+  local p
+  setup(function()
+    assert.equal(1 << 16, policy.group_inputs, "the domain below is sized for the policy's value")
+    p = multi.project { language = "python", fn = "f", signature = F, inputs = { a = "0..511", b = "*" },
+                        observations = { "*" }, source = "def f(a, b):\n    return a + b\n" }
+  end)
+  teardown(function() intents.finish(p) end)
+  local function boxes_for(wrong)
+    local summary, r = p.certify("def f(a, b):\n    return a + b + 1 if " .. wrong .. " else a + b\n",
+      { "--method", "exhaustive" })
+    assert.equal(1, r.code, r.stderr)
+    return multi.report(p, summary).violations.boxes
+  end
+  it("that many violating inputs are all grouped; one more is counted, not grouped", function()
+    local at = boxes_for "a < 256"
+    assert.same({ policy.group_inputs, policy.group_inputs }, { at.grouped, at.of })
+    assert.same({ "f(a=0..255, b=*)", policy.group_inputs }, { at.items[1].call, at.items[1].count })
+    local past = boxes_for "a < 256 or (a == 256 and b == 0)"
+    assert.same({ policy.group_inputs, policy.group_inputs + 1 }, { past.grouped, past.of })
+    assert.same({ "f(a=0..255, b=*)", 1 }, { past.items[1].call, past.total })
+  end)
+end)

@@ -47,9 +47,11 @@ describe("the grid of a multi-parameter domain", function()
   local function index(a, b, c) return (a * 65 + (b + 64)) * 2 + (c and 1 or 0) end
 
   it("at the cap, one value a cell; one past, two; the other parameter aggregated", function()
+    -- the sets above are sized for policies/report.lua's cap, which build() takes by default
+    assert.equal(64, require("vkit.policy").report.grid_cells_per_axis)
     local v = index(10, -1, true)                  -- b = -1 is position 63: cell 31 (62..63)
     local g = grid.build({ params = params, ran = { { 0, N - 1 } },
-                           violating = { { from = v, to = v, rule = "unapproved-difference" } } }, 64)
+                           violating = { { from = v, to = v, rule = "unapproved-difference" } } })
     assert.same({ "b", 2, 33, "a", 1, 64 }, { g.x.name, g.x.bin, g.x.cells, g.y.name, g.y.bin, g.y.cells })
     assert.same({ "c" }, g.aggregated)
     assert.equal(33 * 64, #g.cells)

@@ -81,3 +81,47 @@ describe("policies/change.lua caps", function()
     assert.equal("too-large", code)
   end)
 end)
+
+describe("policies/report.lua stderr_tail_bytes", function()
+  -- A cause line read from a retained stderr file: the last
+  -- stderr_tail_bytes bytes are read, nothing before them.
+  local causes = require "vkit.report.causes"
+  local function with_stderr(text)
+    local dir, cleanup = t.tempdir()
+    assert(vkit.fs.mkdirs(dir .. "/exhaustive/invocations"))
+    t.write(dir .. "/exhaustive/exhaustive-report.v1.json", vkit.json.encode { invocation_records = {
+      { n = 1, label = "batch 1 pass 1 candidate", status = "exited", code = 0 } } })
+    t.write(dir .. "/exhaustive/invocations/001.stderr", text)
+    local found = causes.of_method(dir, { report = "exhaustive/exhaustive-report.v1.json", method = "exhaustive" })
+    cleanup()
+    return found
+  end
+  it("a cause line that starts the tail exactly is read; one byte earlier, it is cut and not read", function()
+    local line = "vkit driver: range 3 59 -1\n"
+    local function filler(n) return ("z"):rep(n - 1) .. "\n" end
+    local at = with_stderr(line .. filler(policy.stderr_tail_bytes - #line))
+    assert.same({ { side = "candidate", text = "returned -1, not a u32", count = 3, unit = "inputs", first = 59 } }, at)
+    assert.same({}, with_stderr(line .. filler(policy.stderr_tail_bytes - #line + 1)))
+  end)
+end)
+
+describe("policies/change.lua caps.report_bytes", function()
+  -- A certification's outcome is derived from its retained reports, each
+  -- read under this cap (vkit.change.evidence).
+  local evidence = require "vkit.change.evidence"
+  it("the summary is read under the cap: at the cap it is read (then judged), one byte past it is not", function()
+    local cap = vkit.policies.change.caps.report_bytes
+    local function derive(size)
+      local bytes = "{}" .. (" "):rep(size - 2)
+      return evidence.derive(function(rel, max)
+        assert.equal(cap, max)
+        if #bytes > max then return nil, "larger than " .. max end
+        return bytes
+      end, false, nil)
+    end
+    local _, file, reason = derive(cap)
+    assert.same({ evidence.SUMMARY, "report-invalid" }, { file, reason })  -- read: a JSON object listing no methods
+    _, file, reason = derive(cap + 1)
+    assert.same({ evidence.SUMMARY, "report-missing" }, { file, reason })
+  end)
+end)

@@ -34,24 +34,46 @@ function M.record_setup(report, setup, partial)
   return true
 end
 
+--- The deadline of one batch launch of `inputs` inputs when `work_left`
+--  inputs x launches are still to run (this one included) and
+--  `remaining_ms` of the method's deadline is left: `p.slack` times its
+--  proportion, at most p.max_fraction of what is left and at least
+--  p.floor_ms (policies/signatures.lua batch_deadline), never more than
+--  what is left.  Pure.
+function M.share_ms(remaining_ms, inputs, work_left, p)
+  local proportional = p.slack * remaining_ms * inputs / math.max(inputs, work_left)
+  local share = math.max(p.floor_ms, math.min(remaining_ms * p.max_fraction, proportional))
+  return math.max(1, math.floor(math.min(remaining_ms, share)))
+end
+
 --- Launches one pass of a batch on one side with stdin `bytes` (retained
 --  as a file).  Returns what the launch means:
 --    "ran", result   the driver exited 0: parse result.stdout
 --    "lost", why     no input of the run returned (a whole-process failure,
---                    or a single input's output reached the cap)
+--                    a single input's output reached the cap, or a single
+--                    input ran past its share of the deadline: "timeout")
 --    "stop", reason  return `reason` from the batch: "split" when the
 --                    output reached the cap and the batch has more than one
---                    input; else stop the method (budget, deadline,
---                    cancelled, a pin, launch or protocol failure).
---                    commit() is called first where what earlier launches
---                    of the batch observed still counts.
-function M.launch(runner, setup, side, batch, pass, bytes, commit)
+--                    input, "split-deadline" when it ran past its share
+--                    (share_ms) of the time left; else stop the method
+--                    (budget, deadline, cancelled, a pin, launch or
+--                    protocol failure).  commit() is called first where
+--                    what earlier launches of the batch observed still
+--                    counts.
+--  share_ms: nil (the seed's: a launch may take all the time left) or
+--  this launch's share (M.share_ms).
+function M.launch(runner, setup, side, batch, pass, bytes, commit, share_ms)
   local first, last = batch.inputs[1], batch.inputs[#batch.inputs]
   runner.progress(("exhaustive: batch %s (%d inputs, %d..%d) pass %d %s"):format(batch.index, #batch.inputs,
     first, last, pass, side))
   local spec = toolchain.run_spec(setup.binding.language, setup, setup.sides[side], bytes)
+  -- a launch cut at its share is split or lost whatever it would still
+  -- write: SIGKILL at once rather than wait a grace from the time left
+  if share_ms then spec.grace_ms = 0 end
+  local remaining = math.max(1, runner:remaining_ms())
+  local deadline = share_ms and math.min(share_ms, remaining) or remaining
   local result, why = runner:launch(("batch %s pass %d %s"):format(batch.index, pass, side), spec,
-    math.max(1, runner:remaining_ms()), { stdin_file = true })
+    deadline, { stdin_file = true })
   if not result then commit() return "stop", why end
   local st = result.status
   if st == "pin-mismatch" or st == "launch-failed" then
@@ -59,6 +81,11 @@ function M.launch(runner, setup, side, batch, pass, bytes, commit)
     return "stop", st
   end
   if st == "cancelled" then commit() return "stop", "cancelled" end
+  -- past its share, with time left for the halves: split, or lose the one input
+  if st == "timeout" and deadline < remaining then
+    if #batch.inputs > 1 then return "stop", "split-deadline" end
+    return "lost", "timeout"
+  end
   if st == "timeout" then commit() return "stop", "deadline" end
   if st == "output-capped" then
     if #batch.inputs > 1 then return "stop", "split" end
@@ -85,21 +112,24 @@ function M.protocol(runner, side, batch, problem, unit)
   return "protocol"
 end
 
---- Runs the queued batches with run_one(batch) -> nil | "split" | reason,
---  splitting a batch in two (vkit.change.batches.halves) when asked.
---  Returns the stop reason (nil when every batch ran); record = {planned,
---  ran, split} as the report lists them.
+--- Runs the queued batches with run_one(batch, queue) -> nil | "split" |
+--  "split-deadline" | reason, splitting a batch in two
+--  (vkit.change.batches.halves) when asked; `queue` holds the batches
+--  still to run after this one.  Returns the stop reason (nil when every
+--  batch ran); record = {planned, ran, split} as the report lists them (a
+--  split past a deadline share says so: why = "deadline-share").
 function M.run_batches(queue, record, run_one)
   local halves = require("vkit.change.batches").halves
   record.planned = #queue
   while #queue > 0 do
     local batch = table.remove(queue, 1)
-    local why = run_one(batch)
-    if why == "split" then
+    local why = run_one(batch, queue)
+    if why == "split" or why == "split-deadline" then
       local a, b = halves(batch)
       table.insert(queue, 1, b)
       table.insert(queue, 1, a)
-      record.split[#record.split + 1] = { index = batch.index, inputs = #batch.inputs }
+      record.split[#record.split + 1] = { index = batch.index, inputs = #batch.inputs,
+                                          why = why == "split-deadline" and "deadline-share" or nil }
     else
       record.ran[#record.ran + 1] = { index = batch.index, first = batch.inputs[1], last = batch.inputs[#batch.inputs],
                                       inputs = #batch.inputs }
@@ -112,14 +142,15 @@ end
 --- How many passes each side runs (at least the policy's minimum, more
 --  when the observation policy asks) and what the report says of them and
 --  of the observation policy: passes, passes record, policy record.
-function M.passes(observation_policy)
+--  note: what bounds a batch, when not the seed's words.
+function M.passes(observation_policy, note)
   local passes = math.max(cfg.min_passes, observation_policy.repetitions)
   local record = { count = passes, orders = json.array { "ascending" } }
   for p = 2, passes do record.orders[p] = ("run-id permutation %d"):format(p) end
   return passes, record, {
     repetitions = observation_policy.repetitions,
     not_applied = json.array { "selection", "max_inputs", "shrink_limit", "process_deadline_ms" },
-    note = "every accepted input is run; each batch is bounded by the time left of the method's deadline",
+    note = note or "every accepted input is run; each batch is bounded by the time left of the method's deadline",
   }
 end
 

@@ -126,8 +126,14 @@ end
 -- Returns nil when it ran, "split" when an output reached the cap, or the
 -- reason to stop.  A key is a driver's result record as bytes
 -- (vkit.change.signature_records): equal results are equal strings.
-local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode, record)
+local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode, record, queue)
   local sig, first = d.sig, batch.inputs[1]
+  -- inputs x launches still to run after this batch: each launch's share
+  -- of the time left (batch_run.share_ms)
+  local after = 0
+  for _, b in ipairs(queue) do after = after + #b.inputs end
+  after = after * passes * #SIDES
+  local launches_left = passes * #SIDES
   local recs = {}
   for i, x in ipairs(batch.inputs) do recs[i] = record(x) end
   -- {side, pass, order, keys (a list in `order`) | lost (why)} per launch
@@ -151,7 +157,10 @@ local function run_batch(runner, setup, d, batch, passes, run_id, keys, decode, 
     for i, x in ipairs(order) do ordered[i] = recs[x - first + 1] end
     local bytes = table.concat(ordered)
     for _, s in ipairs(SIDES) do
-      local kind, got = batch_run.launch(runner, setup, s, batch, pass, bytes, commit)
+      local share = batch_run.share_ms(runner:remaining_ms(), #batch.inputs,
+        after + launches_left * #batch.inputs, policy.batch_deadline)
+      launches_left = launches_left - 1
+      local kind, got = batch_run.launch(runner, setup, s, batch, pass, bytes, commit, share)
       if kind == "stop" then return got end
       if kind == "ran" then
         local list, problem = records.records(sig, got.stdout or "", bytes, decode)
@@ -301,7 +310,10 @@ function M.run(bound, opts)
   local fn = setup.binding["function"]
 
   local passes
-  passes, report.passes, report.observation_policy = batch_run.passes(setup.observation_policy)
+  passes, report.passes, report.observation_policy = batch_run.passes(setup.observation_policy,
+    "every accepted input is run; each batch launch is bounded by its share of the time left of the method's "
+    .. "deadline (policies/signatures.lua batch_deadline): a batch past its share is split and re-run, a single "
+    .. "input past it is reported as timed out")
   report.batches = { size = M.batch_size(sig), stderr_reserve_bytes = policy.stderr_reserve_bytes,
                      inputs = "indexes in the domain's enumeration (the last parameter fastest)",
                      ran = json.array(), split = json.array() }
@@ -309,7 +321,7 @@ function M.run(bound, opts)
   local keys = { base = {}, candidate = {} }
   for _, s in ipairs(SIDES) do for p = 1, passes do keys[s][p] = {} end end
   local stop = batch_run.run_batches(plan(d.size, report.batches.size), report.batches,
-    function(batch) return run_batch(runner, setup, d, batch, passes, run_id, keys, decode, record) end)
+    function(batch, queue) return run_batch(runner, setup, d, batch, passes, run_id, keys, decode, record, queue) end)
 
   -- Every input judged; findings name every parameter.
   local guards = bound.difference_policy.guards
