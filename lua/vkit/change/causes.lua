@@ -21,11 +21,18 @@ local json = require "vkit.json"
 local driver_causes = require "vkit.change.driver_causes"
 local signature = require "vkit.change.signature"
 local limits = require("vkit.policy").change.causes
+local escape = require("vkit.terminal").escape
 
 local M = {}
 
+-- One line a report can carry: whitespace runs as one space, then control
+-- characters (C0, DEL, C1), bidi controls and bytes that are not UTF-8 (a
+-- stderr tail cut inside a character, candidate bytes) written as visible
+-- \xNN / \uNNNN text (vkit.terminal.escape), so every format, JSON
+-- included, can encode it and nothing in it repaints a reader's screen.
 local function clip(s)
   s = s:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+  s = escape(s)
   if #s <= limits.shown_bytes then return s end
   local cut = s:sub(1, limits.shown_bytes - 3)
   -- never end inside a UTF-8 sequence
@@ -104,8 +111,10 @@ end
 -- text of `sig` (a look-alike line is candidate text: anything else is
 -- dropped rather than shown); nil when there is none.
 local function first_input(first, sig)
-  if math.type(first) == "integer" then return first end
-  if not sig then return nil end
+  if not sig then return math.type(first) == "integer" and first or nil end
+  -- under a signature a bare number is validated like any other text (a
+  -- look-alike "5" is no input of a two-parameter signature)
+  if math.type(first) == "integer" then first = tostring(first) end
   local values = signature.parse_tuple(signature.param_types(sig), first)
   if not values then return nil end
   local parts = {}
