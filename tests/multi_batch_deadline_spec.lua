@@ -39,7 +39,7 @@ describe("a candidate that hangs on one input of two", function()
     finally(function() intents.finish(p) end)
     local candidate = p.commit({ [p.path] = HANGS }, p.target)
     local result = vkit.change.run_exhaustive(p.dir .. "/project", p.request(candidate), p.target,
-      { dir = p.dir .. "/library-run", deadline_ms = 30000 })
+      { dir = p.dir .. "/library_run", deadline_ms = 30000 })
     assert.is_true(result.admitted)  -- observed in batch mode
     assert.equal("unknown", result.status)
     assert.equal("candidate-failed", result.reason)
@@ -55,5 +55,12 @@ describe("a candidate that hangs on one input of two", function()
     assert.equal(1, #report.batches.split)
     for _, s in ipairs(report.batches.split) do assert.equal("deadline-share", s.why) end
     assert.matches("share of the time left", report.observation_policy.note, 1, true)
+    -- the reports' causes: the one input's timeout (first pass), not the launch that was split
+    local rc = require "vkit.report.causes"
+    local lines = {}
+    for i, c in ipairs(rc.of_method(p.dir, { report = "library_run/" .. result.report, method = "library_run" })) do
+      lines[i] = rc.line(c)
+    end
+    assert.same({ "cause (candidate): timed out (1 run)" }, lines)
   end)
 end)

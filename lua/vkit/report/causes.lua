@@ -38,6 +38,19 @@ local function sources(doc)
   return out
 end
 
+-- The batches the multi-parameter exhaustive method split past their
+-- share of the deadline (its report's batches.split, why =
+-- "deadline-share"), as a set of batch indexes.
+local function cut_batches(doc)
+  local split = type(doc.batches) == "table" and doc.batches.split
+  if json.kind(split) ~= "array" then return nil end
+  local out = {}
+  for _, s in ipairs(split) do
+    if type(s) == "table" and s.why == "deadline-share" then out[tostring(s.index)] = true end
+  end
+  return out
+end
+
 --- The causes of a certification method `m` (a summary's method entry)
 --  whose records are under the attempt directory `dir`.
 function M.of_method(dir, m)
@@ -53,6 +66,7 @@ function M.of_method(dir, m)
     -- the multi-parameter profile's reports name their signature; the
     -- seed's do not (and are read as u32 -> u32)
     signature = json.kind(doc.signature) == "object" and signature.parse(doc.signature) or nil,
+    cut_batches = cut_batches(doc),
     stderr = function(n)
       local path = ("%s/invocations/%03d.stderr"):format(method_dir, math.tointeger(n) or 0)
       local st = fs.lstat(path)
