@@ -79,8 +79,11 @@ local SHADOW = {
     text = M.typed("string", "the cause in one line: the exception and traceback tail, a value outside the type, "
       .. "a missing function, a build error"),
     count = M.typed "integer", unit = M.typed("string", "inputs, or runs for a build"),
-    first = M.typed({ "integer", "string", "null" },
-      "the first input with this cause: a u32 (one u32 parameter) or the parameters named (\"x=3, lo=-1\")"),
+    -- anyOf, not a type list: strict validators (the SDK's Ajv) refuse a
+    -- union of integer and string types
+    first = json.object { description = "the first input with this cause: a u32 (one u32 parameter) or the "
+      .. "parameters named (\"x=3, lo=-1\")", anyOf = json.array { M.typed "integer", M.typed "string",
+      M.typed "null" } },
   }, { "method", "side", "text", "count", "unit" }), "why inputs could not be checked, one per method and side"),
   target = string_or_null "the trusted target commit",
   candidate = string_or_null "the candidate commit",
