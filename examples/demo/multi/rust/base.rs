@@ -1,3 +1,4 @@
 pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {
-    lo.max(x.min(hi))
+    let m: i32 = if x < hi { x } else { hi };
+    if m > lo { m } else { lo }
 }

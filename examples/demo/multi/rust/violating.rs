@@ -1,3 +1,4 @@
 pub fn clamp(x: i32, lo: i32, hi: i32) -> i32 {
-    hi.min(x.max(lo))
+    let m: i32 = if x > lo { x } else { lo };
+    if m < hi { m } else { hi }
 }
