@@ -5,13 +5,8 @@
 local vkit = require "vkit"
 local json = vkit.json
 local causes = require "vkit.change.causes"
-local signature = require "vkit.change.signature"
 
-local function sig_of(params, returns)
-  local p = {}
-  for i, x in ipairs(params) do p[i] = { name = x[1], type = x[2] } end
-  return assert(signature.parse { params = p, returns = returns })
-end
+local sig_of = require("tests.support.multi").parsed
 
 local function batch_record(stderr)
   return { { n = 1, label = "batch 1 pass 1 candidate", status = "exited", code = 0, stderr = stderr } }

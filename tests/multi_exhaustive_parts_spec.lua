@@ -3,18 +3,13 @@
 -- stdin records made per parameter value (vkit.change.multi.stdin) are
 -- encode_inputs' bytes, and a verdict judged once per class of inputs
 -- (vkit.change.multi.verdicts) is asked again only for a new class.
-local signature = require "vkit.change.signature"
 local domain = require "vkit.change.domain"
 local sd = require "vkit.change.signature_drivers"
 local stdin = require "vkit.change.multi.stdin"
 local verdicts = require "vkit.change.multi.verdicts"
 
 -- {{"x", "i32"}, ...} -> a checked signature
-local function sig_of(params, returns)
-  local list = {}
-  for i, p in ipairs(params) do list[i] = { name = p[1], type = p[2] } end
-  return assert(signature.parse { params = list, returns = returns })
-end
+local sig_of = require("tests.support.multi").parsed
 
 describe("stdin records by domain index", function()
   it("are encode_inputs' bytes for every input, across ranges, bools and 64-bit values", function()

@@ -49,6 +49,11 @@ function M.signature(params, returns)
   return { params = list, returns = type(returns) == "table" and json.array(returns) or returns }
 end
 
+--- The same signature parsed (vkit.change.signature.parse), for the pure specs.
+function M.parsed(params, returns)
+  return assert(require("vkit.change.signature").parse(M.signature(params, returns)))
+end
+
 --- The codec artifact's bytes for a signature.
 function M.codec(sig)
   return json.encode { schema_version = 2, signature = sig, input = "fixed-le", output = "fixed-le-records" } .. "\n"
