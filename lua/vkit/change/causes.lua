@@ -20,6 +20,7 @@
 local json = require "vkit.json"
 local driver_causes = require "vkit.change.driver_causes"
 local signature = require "vkit.change.signature"
+local mcontract = require "vkit.change.multi.contract"
 local limits = require("vkit.policy").change.causes
 local escape = require("vkit.terminal").escape
 
@@ -90,17 +91,16 @@ function M.build_error(stderr)
   return clip(joined(lines, first, first + limits.tail_lines - 1))
 end
 
--- The driver's cause lines in a stderr text: {kind, count, first, detail};
--- FIRST is a u32 (the seed's drivers) or an input's text (the
--- multi-parameter drivers), kept as the text it is.
+-- The driver's cause lines in a stderr text: {kind, count, first, detail},
+-- FIRST as its text: a u32 (the seed's drivers) or an input's text (the
+-- multi-parameter drivers), read by first_input.
 local function driver_lines(stderr)
   local out = {}
   for line in (stderr .. "\n"):gmatch "([^\n]*)\n" do
     local kind, count, first, detail = line:match("^" .. driver_causes.PREFIX:gsub("%p", "%%%0")
       .. "(%a+) (%d+) (%S+) ?(.*)$")
     if kind then
-      out[#out + 1] = { kind = kind, count = math.tointeger(tonumber(count)), detail = detail,
-                        first = first:match "^%d+$" and math.tointeger(tonumber(first)) or first }
+      out[#out + 1] = { kind = kind, count = math.tointeger(tonumber(count)), first = first, detail = detail }
     end
   end
   return out
@@ -111,15 +111,11 @@ end
 -- text of `sig` (a look-alike line is candidate text: anything else is
 -- dropped rather than shown); nil when there is none.
 local function first_input(first, sig)
-  if not sig then return math.type(first) == "integer" and first or nil end
+  if not sig then return first:match "^%d+$" and math.tointeger(tonumber(first)) or nil end
   -- under a signature a bare number is validated like any other text (a
   -- look-alike "5" is no input of a two-parameter signature)
-  if math.type(first) == "integer" then first = tostring(first) end
   local values = signature.parse_tuple(signature.param_types(sig), first)
-  if not values then return nil end
-  local parts = {}
-  for i, p in ipairs(sig.params) do parts[i] = p.name .. "=" .. signature.text(p.type, values[i]) end
-  return table.concat(parts, ", ")
+  return values and mcontract.input_text(sig, values) or nil
 end
 
 -- The declared result type a range cause is measured against: u32 in the
